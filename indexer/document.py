@@ -1,0 +1,107 @@
+"""One file -> its sections: the pure function the store maps over a repository."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import PurePosixPath
+
+from collections import Counter
+
+from .analysis import WORD, path_text, term_counts, terms_of_words
+from .model import Block, ParsedFile, ParsedSection
+from .summary import keywords, summarize
+from .text import count_lines, normalize_newlines
+from .tokens import estimate_tokens
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+RST_SUFFIXES = (".rst",)
+DOC_SUFFIXES = MARKDOWN_SUFFIXES + RST_SUFFIXES
+
+
+class NotIndexable(ValueError):
+    """The file is not documentation text (binary, undecodable...); ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def is_doc_path(path: str) -> bool:
+    return path.lower().endswith(DOC_SUFFIXES)
+
+
+def normalize_source(data: bytes) -> bytes:
+    """Source bytes -> the raw bytes stored in the cache: UTF-8, ``\\n`` line endings,
+    no byte-order mark. Raises NotIndexable for binary or undecodable input."""
+    if b"\x00" in data:
+        raise NotIndexable("binary (NUL bytes)")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotIndexable(f"not UTF-8 (byte {exc.start})") from None
+    if "\r" in text:
+        return normalize_newlines(text).encode("utf-8")
+    return data
+
+
+def find_blocks(path: str, text: str, raw: bytes) -> list[Block]:
+    if path.lower().endswith(RST_SUFFIXES):
+        from .rst import parse_rst
+
+        return parse_rst(text, raw)
+    from .markdown import parse_markdown
+
+    return parse_markdown(text, raw)
+
+
+def index_file(path: str, data: bytes) -> ParsedFile:
+    """Parse one documentation file (repo-relative POSIX ``path``, source ``data``) into
+    sections, with everything but ids: offsets, lines, version, tokens, summary, keywords
+    and search terms."""
+    raw = normalize_source(data)
+    text = raw.decode("utf-8")
+    blocks = find_blocks(path, text, raw)
+    sections: list[ParsedSection] = []
+    stack: list[int] = []  # indexes of open ancestors, by depth
+    file_words = PurePosixPath(path).as_posix()
+    for block in blocks:
+        chunk = raw[block.start : block.end]
+        content = chunk.decode("utf-8")
+        while stack and sections[stack[-1]].depth >= block.depth:
+            stack.pop()
+        parent = stack[-1] if stack and block.kind == "heading" else None
+        ancestors = [sections[i].title for i in stack]
+        word_counts = Counter(WORD.findall(content))
+        title_terms = term_counts(block.title)
+        path_terms = term_counts(path_text(file_words, ancestors))
+        body_terms = terms_of_words(word_counts)
+        packed = {term: n if n < 0xFFFF else 0xFFFF for term, n in body_terms.items()}
+        for field_terms, shift in ((title_terms, 24), (path_terms, 16)):
+            for term, n in field_terms.items():
+                packed[term] = packed.get(term, 0) | (min(n, 255) << shift)
+        sections.append(
+            ParsedSection(
+                file=path,
+                kind=block.kind,
+                title=block.title,
+                depth=block.depth,
+                byte_offset=block.start,
+                byte_length=block.end - block.start,
+                line_count=count_lines(chunk),
+                version="sha256:" + hashlib.sha256(chunk).hexdigest(),
+                tokens=estimate_tokens(content),
+                summary=summarize(content, block.title, block.kind == "heading"),
+                keywords=keywords(content, word_counts),
+                dedup_hash=hashlib.md5(content[:200].encode("utf-8")).hexdigest()[:6],
+                parent_index=parent,
+                terms=packed,
+                total_words=sum(word_counts.values()),
+                lens=(sum(title_terms.values()), sum(path_terms.values()),
+                      sum(body_terms.values())),
+            )
+        )
+        if block.kind != "part":
+            stack.append(len(sections) - 1)
+    return ParsedFile(path=path, raw=raw, sections=sections)

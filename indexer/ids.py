@@ -1,0 +1,49 @@
+"""The Section ID algorithm (cache-spec "Section ID Algorithm", DESIGN.md "Sections and ids").
+
+Ids are assigned in one global pass: files in code-point order of their repo-relative
+POSIX path, sections in file order. A colliding id gets ``-<md5(content[:200])[:6]>``;
+if that collides too, ``-2``, ``-3``... so ids are always unique.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from .slug import slugify
+
+
+def section_path(file: str, kind: str, title: str) -> str:
+    """Navigation path: ``file#slug`` for a headed section, ``file`` for root and parts."""
+    return f"{file}#{slugify(title)}" if kind == "heading" else file
+
+
+class IdAssigner:
+    """Feed it files in sorted path order; it returns each file's section ids."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def assign(self, file: str, sections: list[tuple[str, str, str]]) -> list[str]:
+        """Ids for one file's sections, given as (kind, title, dedup hash) in file order."""
+        prefix = slugify(PurePosixPath(file).stem)
+        used = self.used
+        ids: list[str] = []
+        part = 0
+        for kind, title, dedup in sections:
+            if kind == "root":
+                candidate = f"{prefix}-root"
+            elif kind == "part":
+                part += 1
+                candidate = f"{prefix}-part-{part}"
+            else:
+                candidate = f"{prefix}-{slugify(title)}"
+            if candidate in used:
+                candidate = f"{candidate}-{dedup}"
+                if candidate in used:
+                    n = 2
+                    while f"{candidate}-{n}" in used:
+                        n += 1
+                    candidate = f"{candidate}-{n}"
+            used.add(candidate)
+            ids.append(candidate)
+        return ids

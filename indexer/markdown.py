@@ -1,0 +1,97 @@
+"""Markdown (.md, .markdown, .mdx) -> blocks, with markdown-it-py's block parser only.
+
+Headings are what markdown-it-py says they are (ATX and setext; nothing inside code
+fences, indented code or HTML blocks). Inline parsing runs only on heading texts that
+carry markup, to turn them into plain titles.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from .chunks import part_blocks
+from .model import Block
+from .text import LineIndex, front_matter_lines
+
+_ATTR_LIST = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")
+_MARKUP_CHARS = re.compile(r"[`*_\[\]<>&\\!~]")
+_SPACES = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=1)
+def _block_parser() -> MarkdownIt:
+    # Only block structure, and no list rule: list parsing is most of markdown-it-py's
+    # time, and lists change which lines are headings in one case only (handled below).
+    md = MarkdownIt("commonmark")
+    md.core.ruler.enableOnly(["block"])
+    md.block.ruler.disable(["list"])
+    return md
+
+
+_LIST_MARKER = re.compile(r"^ {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+
+
+def _is_heading(tok: Token, lines: list[str]) -> bool:
+    """False for a setext "heading" whose text is a list item: with lists parsed, that
+    line is a list item and its underline a thematic break or lazy text."""
+    if tok.markup not in ("=", "-") or tok.map is None:
+        return True
+    return not _LIST_MARKER.match(lines[tok.map[0]])
+
+
+@lru_cache(maxsize=1)
+def _inline_parser() -> MarkdownIt:
+    return MarkdownIt("commonmark")
+
+
+def _plain_inline(tokens: list[Token]) -> str:
+    out: list[str] = []
+    for tok in tokens:
+        if tok.type in ("text", "code_inline"):
+            out.append(tok.content)
+        elif tok.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif tok.type == "image":
+            out.append(_plain_inline(tok.children or []))
+    return "".join(out)
+
+
+def heading_title(content: str) -> str:
+    """A heading's plain text: ``{ #anchor }`` attributes and inline markup removed,
+    code spans and link texts kept, whitespace collapsed."""
+    content = _ATTR_LIST.sub("", content.strip())
+    if _MARKUP_CHARS.search(content):
+        tokens = _inline_parser().parseInline(content)
+        content = _plain_inline(tokens[0].children or []) if tokens else content
+    return _SPACES.sub(" ", content).strip()
+
+
+def parse_markdown(text: str, data: bytes) -> list[Block]:
+    """Blocks of a normalized Markdown text (``data`` is its UTF-8 encoding)."""
+    lines = LineIndex(data)
+    fm_lines = front_matter_lines(text)
+    body_start = lines.offset(fm_lines)
+    if fm_lines:
+        # Keep line numbers: blank out the front matter instead of cutting it.
+        text = "\n" * fm_lines + text[len(data[:body_start].decode("utf-8")) :]
+    tokens = _block_parser().parse(text)
+    src_lines = text.split("\n")
+    headings: list[tuple[int, int, str]] = []  # (start byte, level, title)
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.map is not None and _is_heading(tok, src_lines):
+            inline = tokens[i + 1]
+            headings.append((lines.offset(tok.map[0]), int(tok.tag[1:]), heading_title(inline.content)))
+    if not headings:
+        return part_blocks(data, body_start, fenced=True)
+    blocks: list[Block] = []
+    first = headings[0][0]
+    if data[body_start:first].strip():
+        blocks.append(Block("root", "", 0, body_start, first))
+    for n, (start, level, title) in enumerate(headings):
+        end = headings[n + 1][0] if n + 1 < len(headings) else len(data)
+        blocks.append(Block("heading", title, level, start, end))
+    return blocks

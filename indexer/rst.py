@@ -1,0 +1,134 @@
+"""reStructuredText (.rst) -> blocks, with docutils' parser.
+
+docutils decides which lines are section titles and how deep they nest (the document's
+own order of adornment styles). Sphinx directives and roles it does not know produce
+system messages inside the doctree; they never stop the parse, and since section text is
+cut from the source bytes, no error text reaches a section. File inclusion and raw
+directives are disabled: parsing never reads another file.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from .chunks import part_blocks
+from .model import Block
+from .text import LineIndex
+
+_ROLE = re.compile(r":(?:[A-Za-z0-9_+.-]+:)+`((?:[^`\\]|\\.)*)`")
+_TARGET = re.compile(r"^(.*?)\s*<[^<>]*>$", re.DOTALL)
+_INLINE_MARKUP = re.compile(r"``(.+?)``|\*\*(.+?)\*\*|\*(.+?)\*|`([^`]+?)`_{0,2}")
+_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+\s*$")
+_SPACES = re.compile(r"\s+")
+
+# Sphinx roles rendered as their text, so titles like "Using :func:`enqueue`" stay clean.
+_SPHINX_ROLES = (
+    "ref", "doc", "func", "class", "meth", "attr", "mod", "data", "exc", "obj", "term",
+    "option", "envvar", "command", "program", "file", "samp", "kbd", "guilabel",
+    "menuselection", "const", "keyword", "token", "any", "numref", "download", "issue",
+    "pr", "user", "gh", "pep", "rfc", "abbr", "dfn", "mimetype", "newsgroup", "makevar",
+    "regexp", "external", "confval",
+)
+
+
+def role_text(raw: str) -> str:
+    """The visible text of a role's content: ``text <target>`` -> text, ``~a.b`` -> b."""
+    raw = raw.replace("\\`", "`")
+    m = _TARGET.match(raw)
+    if m and m.group(1):
+        return m.group(1)
+    raw = raw.lstrip("!")
+    if raw.startswith("~"):
+        raw = raw[1:].rsplit(".", 1)[-1]
+    return raw
+
+
+def plain_title(source_line: str) -> str:
+    """A title's plain text from its source line: roles and inline markup removed."""
+    text = _ROLE.sub(lambda m: role_text(m.group(1)), source_line.strip())
+    text = _INLINE_MARKUP.sub(lambda m: next(g for g in m.groups() if g is not None), text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def _generic_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
+                  options: Any = None, content: Any = None) -> tuple[list[Any], list[Any]]:
+    from docutils import nodes
+
+    return [nodes.literal(rawtext, role_text(text))], []
+
+
+@lru_cache(maxsize=1)
+def _parser() -> tuple[Any, Any]:
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser, roles
+
+    for name in _SPHINX_ROLES:
+        for full in (name, f"py:{name}", f"std:{name}"):
+            roles.register_local_role(full, _generic_role)
+    settings = get_default_settings(Parser)
+    settings.report_level = 5
+    settings.halt_level = 5
+    settings.warning_stream = False
+    settings.file_insertion_enabled = False
+    settings.raw_enabled = False
+    settings.character_level_inline_markup = False
+    return Parser(), settings
+
+
+def _titles(text: str) -> list[tuple[int, int]]:
+    """(0-based line of the title text, depth) of every section title, in order."""
+    import docutils.utils
+    from docutils import nodes
+
+    parser, settings = _parser()
+    document = docutils.utils.new_document("<doc>", settings)
+    parser.parse(text, document)
+    found: list[tuple[int, int]] = []
+
+    def walk(node: Any, depth: int) -> None:
+        for child in node.children:
+            if isinstance(child, nodes.section):
+                title = child.children[0] if child.children else None
+                if isinstance(title, nodes.title) and title.line:
+                    found.append((title.line - 2, depth))
+                walk(child, depth + 1)
+
+    walk(document, 1)
+    return found
+
+
+def parse_rst(text: str, data: bytes) -> list[Block]:
+    """Blocks of a normalized reStructuredText text (``data`` is its UTF-8 encoding)."""
+    lines = LineIndex(data)
+    src_lines = text.split("\n")
+    headings: list[tuple[int, int, str]] = []
+    prev_underline = -1
+    for line_no, depth in _titles(text):
+        if not 0 <= line_no < len(src_lines) - 1:
+            continue
+        start_line = line_no
+        above = line_no - 1
+        if (
+            above >= 0
+            and above != prev_underline
+            and _ADORNMENT.match(src_lines[above])
+            and src_lines[above].rstrip() == src_lines[line_no + 1].rstrip()
+        ):
+            start_line = above  # over- and underlined title
+        prev_underline = line_no + 1
+        start = lines.offset(start_line)
+        if headings and start <= headings[-1][0]:
+            continue
+        headings.append((start, depth, plain_title(src_lines[line_no])))
+    if not headings:
+        return part_blocks(data, 0, fenced=False)
+    blocks: list[Block] = []
+    first = headings[0][0]
+    if data[:first].strip():
+        blocks.append(Block("root", "", 0, 0, first))
+    for n, (start, depth, title) in enumerate(headings):
+        end = headings[n + 1][0] if n + 1 < len(headings) else len(data)
+        blocks.append(Block("heading", title, depth, start, end))
+    return blocks

@@ -1,0 +1,129 @@
+"""Deterministic one-line summaries and keywords (no network, no model)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .analysis import STOPWORDS, WORD
+
+SUMMARY_CHARS = 200
+MAX_KEYWORDS = 20
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_SKIP_LINE = re.compile(
+    r"^\s*(?:\.\. |<|\{\*|///|\|[ -]|\+[-=]|:[\w -]+:|import |export |!\[|\[\^|[-=~^`#*+]{3,}\s*$)"
+)
+_ROLE = re.compile(r":(?:[A-Za-z0-9_+.-]+:)+`([^`]*)`")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|`([^`<]*?)\s*<[^>]*>`_{1,2}")
+_MARKS = re.compile(r"[*_`]{1,3}(?=\S)|(?<=\S)[*_`]{1,3}")
+_HTML = re.compile(r"<[^>]+>")
+_LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#\.)\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+_IDENT = re.compile(r"`{1,2}([A-Za-z_][\w.]*(?:\(\))?)`{1,2}")
+_KEYWORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+
+
+def _clean_inline(text: str) -> str:
+    text = _ROLE.sub(lambda m: m.group(1).split("<")[0].strip().lstrip("~!"), text)
+    text = _LINK.sub(lambda m: (m.group(1) or m.group(2) or ""), text)
+    text = _HTML.sub("", text)
+    text = _MARKS.sub("", text)
+    return " ".join(text.split())
+
+
+def _body_lines(text: str, headed: bool) -> list[str]:
+    lines = text.split("\n", 120)[:120]
+    if headed:
+        # Drop the heading: an optional overline, the title line, an optional underline.
+        drop = 1
+        if len(lines) > 1 and re.match(r"^[-=~^`#*+:.'\"_]{3,}\s*$", lines[0]):
+            drop = 2
+        if len(lines) > drop and re.match(r"^[-=~^`#*+:.'\"_]{2,}\s*$", lines[drop]):
+            drop += 1
+        lines = lines[drop:]
+    return lines
+
+
+def summarize(text: str, title: str, headed: bool) -> str:
+    """The first prose sentence of a section (markup, code and directives skipped),
+    at most 200 characters; the title when the section has no prose."""
+    paragraph: list[str] = []
+    in_fence = False
+    in_directive = False
+    for line in _body_lines(text, headed):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        if in_directive:
+            if line.strip() and not line[:1].isspace():
+                in_directive = False
+            else:
+                continue
+        if not line.strip():
+            if paragraph:
+                break
+            continue
+        if line.startswith(".. "):
+            in_directive = True
+            continue
+        if line.startswith("    ") and not paragraph:
+            continue
+        if _SKIP_LINE.match(line):
+            if paragraph:
+                break
+            continue
+        paragraph.append(_LIST.sub("", line))
+    sentence = _clean_inline(" ".join(paragraph))
+    if not sentence:
+        return title
+    sentence = _SENTENCE.split(sentence, 1)[0]
+    if len(sentence) > SUMMARY_CHARS:
+        cut = sentence[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0]
+        sentence = cut.rstrip(",;:") + "…"
+    return sentence
+
+
+_keyword_cache: dict[str, str] = {}
+
+
+def _keyword_form(word: str) -> str:
+    """The keyword a word counts for ("" when it is too short, a stopword or not a word)."""
+    form = _keyword_cache.get(word)
+    if form is None:
+        lower = word.lower()
+        form = lower if _KEYWORD.fullmatch(word) and lower not in STOPWORDS else ""
+        if len(_keyword_cache) < 500_000:
+            _keyword_cache[word] = form
+    return form
+
+
+def keywords(text: str, word_counts: dict[str, int] | None = None) -> list[str]:
+    """Up to 20 keywords: code identifiers first (in order of appearance), then the most
+    frequent non-stopword words (count descending, then alphabetical). ``word_counts``
+    (the text's ``analysis.WORD`` counts) saves a second pass over the text."""
+    out: dict[str, None] = {}
+    for m in _IDENT.finditer(text):
+        ident = m.group(1)
+        if len(ident) > 2 and ("_" in ident or "." in ident or "(" in ident or not ident.islower()):
+            out.setdefault(ident, None)
+            if len(out) >= MAX_KEYWORDS // 2:
+                break
+    if word_counts is None:
+        word_counts = Counter(WORD.findall(text))
+    counts: dict[str, int] = {}
+    get = counts.get
+    for word, n in word_counts.items():
+        key = _keyword_form(word)
+        if key:
+            counts[key] = get(key, 0) + n
+    if len(counts) > 4 * MAX_KEYWORDS:
+        floor = sorted(counts.values(), reverse=True)[4 * MAX_KEYWORDS]
+        counts = {w: n for w, n in counts.items() if n >= floor}
+    for word, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        if len(out) >= MAX_KEYWORDS:
+            break
+        out.setdefault(word, None)
+    return list(out)[:MAX_KEYWORDS]

@@ -1,0 +1,322 @@
+"""IndexStore: sections <-> cache directory, with incremental reindexing.
+
+``update_index`` is the build: it compares the source's file hashes with the cache's,
+parses only new and changed files, carries unchanged files' sections forward (their raw
+files are hard-linked, their postings remapped), re-runs the global id pass, writes the
+new generation into a staging directory and swaps it in atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..indexer.analysis import ANALYZER_VERSION
+from ..indexer.chunks import PART_TOKENS
+from ..indexer.ids import IdAssigner, section_path
+from ..indexer.model import ParsedFile, unpack_tf
+from . import commit as commit_mod
+from .lock import BuildLock
+from .manifest import (
+    MANIFEST_NAME,
+    SEARCH_INDEX_NAME,
+    CacheVersion,
+    check_manifest,
+    dump_manifest,
+    dump_section,
+    manifest_header,
+    utc_timestamp,
+)
+from .parallel import Job, parse_files, write_raw
+from .search_index import IndexWriter, SearchIndex, carry_forward
+from .sources import Scan
+
+CURRENT_INDEX_VERSION = 1
+TOKENIZER_VERSION = 1
+BUILD_CONFIG: dict[str, Any] = {
+    "index_version": CURRENT_INDEX_VERSION,
+    "analyzer": ANALYZER_VERSION,
+    "tokens": TOKENIZER_VERSION,
+    "part_tokens": PART_TOKENS,
+}
+
+Progress = Callable[[int, int], None]
+
+
+def default_root() -> Path:
+    env = os.environ.get("DOC_INDEX_ROOT")
+    return Path(env).expanduser() if env else Path.home() / ".doc-index"
+
+
+@dataclass
+class BuildReport:
+    """What a build did, for the one-screen summary."""
+
+    key: str
+    cache_dir: Path
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    parsed: list[str] = field(default_factory=list)
+    sections: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    written: bool = False
+    full: bool = False
+
+
+@dataclass
+class _Old:
+    manifest: dict[str, Any]
+    index: SearchIndex
+    ranges: dict[str, tuple[int, int]]
+
+
+class IndexStore:
+    """The caches under one root: ``<root>/<key>/`` plus ``<root>/<key>.lock``."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = Path(root) if root is not None else default_root()
+
+    def cache_dir(self, key: str) -> Path:
+        return self.root / key
+
+    def lock(self, key: str) -> BuildLock:
+        return BuildLock(self.root / f"{key}.lock")
+
+    def list_keys(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            e.name for e in os.scandir(self.root)
+            if e.is_dir(follow_symlinks=False) and e.name != commit_mod.STAGING_DIR
+        )
+
+    def load_index(self, key: str) -> dict[str, Any] | None:
+        """The cache's manifest, or None when it is missing, damaged or stale."""
+        try:
+            manifest = json.loads((self.cache_dir(key) / MANIFEST_NAME).read_bytes())
+        except (OSError, ValueError):
+            return None
+        if check_manifest(manifest) is not None:
+            return None
+        if manifest["index_version"] != CURRENT_INDEX_VERSION:
+            return None
+        return manifest
+
+    def delete_index(self, key: str) -> bool:
+        """Remove a cache directory and its lock; False when there was none."""
+        live = self.cache_dir(key)
+        if not os.path.lexists(live):
+            return False
+        self.root.mkdir(parents=True, exist_ok=True)
+        with self.lock(key):
+            area = commit_mod.staging_root(self.root)
+            area.mkdir(exist_ok=True)
+            doomed = area / f"{key}.deleted.{os.getpid()}"
+            os.rename(live, doomed)
+            shutil.rmtree(doomed, ignore_errors=True)
+            commit_mod.clean_staging(self.root, key)
+        try:
+            (self.root / f"{key}.lock").unlink()
+        except FileNotFoundError:
+            pass
+        return True
+
+    def _load_old(self, key: str) -> _Old | None:
+        live = self.cache_dir(key)
+        manifest = self.load_index(key)
+        if manifest is None:
+            return None
+        try:
+            index = SearchIndex.from_bytes((live / SEARCH_INDEX_NAME).read_bytes())
+        except (OSError, ValueError, KeyError):
+            return None
+        if (
+            index.cache_version != manifest["cache_version"]
+            or index.build_config != BUILD_CONFIG
+            or index.count != len(manifest["sections"])
+        ):
+            return None
+        ranges: dict[str, tuple[int, int]] = {}
+        for i, section in enumerate(manifest["sections"]):
+            start, _ = ranges.get(section["file"], (i, i))
+            ranges[section["file"]] = (start, i + 1)
+        for path in manifest["doc_files"]:
+            if not (live / path).is_file():
+                return None  # a raw file went missing: rebuild everything
+        return _Old(manifest, index, ranges)
+
+    def update_index(
+        self, key: str, owner: str, name: str, scan: Scan, *, full: bool = False,
+        progress: Progress | None = None,
+    ) -> BuildReport:
+        """Build or incrementally update the cache ``key`` from ``scan``."""
+        started = time.perf_counter()
+        report = BuildReport(key=key, cache_dir=self.cache_dir(key), skipped=list(scan.skipped))
+        self.root.mkdir(parents=True, exist_ok=True)
+        with self.lock(key):
+            commit_mod.clean_staging(self.root, key)
+            old = None if full else self._load_old(key)
+            report.full = old is None
+            old_hashes: dict[str, str] = old.manifest["file_hashes"] if old else {}
+            current = {f.path for f in scan.files}
+            report.removed = sorted(p for p in old_hashes if p not in current)
+            jobs: list[Job] = []
+            for f in scan.files:
+                before = old_hashes.get(f.path)
+                if before == f.digest:
+                    report.unchanged.append(f.path)
+                    continue
+                (report.added if before is None else report.changed).append(f.path)
+                jobs.append((f.path, f.read, f.size))
+            if (
+                old is not None and not jobs and not report.removed
+                and old.manifest["commit_hash"] == scan.commit_hash
+                and old.manifest["owner"] == owner and old.manifest["name"] == name
+            ):
+                report.sections = len(old.manifest["sections"])
+                report.tokens = sum(s["tokens"] for s in old.manifest["sections"])
+                report.seconds = time.perf_counter() - started
+                return report
+            staging = commit_mod.new_staging_dir(self.root, key)
+            try:
+                self._write_generation(key, owner, name, scan, old, jobs, staging, report,
+                                       progress)
+                commit_mod.commit(staging, self.cache_dir(key))
+            except BaseException:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
+            report.written = True
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _write_generation(
+        self, key: str, owner: str, name: str, scan: Scan, old: _Old | None, jobs: list[Job],
+        staging: Path, report: BuildReport, progress: Progress | None,
+    ) -> None:
+        digests = {f.path: f.digest for f in scan.files}
+        parsed_iter = parse_files(jobs, staging)
+        live = self.cache_dir(key)
+        ids = IdAssigner()
+        writer = IndexWriter()
+        version = CacheVersion(BUILD_CONFIG)
+        section_json: list[str] = []
+        doc_files: list[str] = []
+        doc_map = array("i", [-1]) * (old.index.count if old else 0)
+        total = len(scan.files)
+        for done, source in enumerate(scan.files, 1):
+            if old is not None and source.path in report.unchanged:
+                entries = self._carry_file(old, source.path, live, staging, ids, writer, doc_map)
+            else:
+                path, result = next(parsed_iter)
+                assert path == source.path
+                if isinstance(result, str):
+                    report.skipped.append((path, result))
+                    _drop(report, path)
+                    continue
+                report.parsed.append(path)
+                entries = _fresh_file(result, ids, writer)
+            doc_files.append(source.path)
+            for entry in entries:
+                version.add(entry["id"], entry["version"])
+                report.tokens += entry["tokens"]
+                section_json.append(dump_section(entry))
+            if progress is not None:
+                progress(done, total)
+        if old is not None:
+            carry_forward(writer, old.index, doc_map)
+        report.sections = len(section_json)
+        report.skipped.sort()
+        cache_version = version.value()
+        (staging / SEARCH_INDEX_NAME).write_bytes(
+            writer.to_bytes(cache_version, ANALYZER_VERSION, BUILD_CONFIG)
+        )
+        header = manifest_header(
+            cache_version=cache_version, document_count=len(section_json),
+            index_version=CURRENT_INDEX_VERSION, owner=owner, name=name,
+            indexed_at=utc_timestamp(), commit_hash=scan.commit_hash,
+            file_hashes={p: digests[p] for p in doc_files}, doc_files=doc_files,
+        )
+        with open(staging / MANIFEST_NAME, "wb") as fh:
+            fh.write(dump_manifest(header, section_json))
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def _carry_file(
+        self, old: _Old, path: str, live: Path, staging: Path, ids: IdAssigner,
+        writer: IndexWriter, doc_map: array,
+    ) -> list[dict[str, Any]]:
+        """Sections of an unchanged file, taken from the old cache without parsing."""
+        target = staging / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(live / path, target)
+        except OSError:
+            write_raw(staging, path, (live / path).read_bytes())
+        start, end = old.ranges.get(path, (0, 0))
+        olds = old.manifest["sections"][start:end]
+        index = old.index
+        local = {s["id"]: n for n, s in enumerate(olds)}
+        kinds = [KIND_OF[index.kinds[i]] for i in range(start, end)]
+        new_ids = ids.assign(
+            path, [(k, s["title"], index.dedup[start + n]) for n, (k, s) in enumerate(zip(kinds, olds))]
+        )
+        entries = []
+        for n, section in enumerate(olds):
+            i = start + n
+            doc_map[i] = writer.add_meta(
+                kinds[n], index.dedup[i], index.words[i],
+                (index.lens[0][i], index.lens[1][i], index.lens[2][i]),
+            )
+            parent = section["parent"]
+            entry = dict(section)
+            entry["id"] = new_ids[n]
+            entry["parent"] = new_ids[local[parent]] if parent in local else None
+            entries.append(entry)
+        return entries
+
+
+KIND_OF = {"r": "root", "h": "heading", "p": "part"}
+
+
+def _drop(report: BuildReport, path: str) -> None:
+    for bucket in (report.added, report.changed):
+        if path in bucket:
+            bucket.remove(path)
+
+
+def _fresh_file(parsed: ParsedFile, ids: IdAssigner, writer: IndexWriter) -> list[dict[str, Any]]:
+    sections = parsed.sections
+    new_ids = ids.assign(parsed.path, [(s.kind, s.title, s.dedup_hash) for s in sections])
+    entries = []
+    for n, s in enumerate(sections):
+        writer.add_section(s.kind, s.dedup_hash, s.total_words, s.lens, s.terms)
+        entries.append({
+            "id": new_ids[n],
+            "file": s.file,
+            "path": section_path(s.file, s.kind, s.title),
+            "title": s.title,
+            "depth": s.depth,
+            "parent": new_ids[s.parent_index] if s.parent_index is not None else None,
+            "summary": s.summary,
+            "keywords": s.keywords,
+            "line_count": s.line_count,
+            "byte_offset": s.byte_offset,
+            "byte_length": s.byte_length,
+            "version": s.version,
+            "tokens": s.tokens,
+        })
+    return entries
+
+
+__all__ = ["CURRENT_INDEX_VERSION", "BuildReport", "IndexStore", "default_root", "unpack_tf"]

@@ -1,0 +1,89 @@
+"""manifest.json of a native cache: field order, cache_version, loading and validation.
+
+The manifest is the single commit point of a build: it is written last, and a cache
+directory is swapped in whole (see ``store.commit``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+MANIFEST_NAME = "manifest.json"
+SEARCH_INDEX_NAME = "search.idx"
+
+SECTION_FIELDS = (
+    "id", "file", "path", "title", "depth", "parent", "summary", "keywords", "line_count",
+    "byte_offset", "byte_length", "version", "tokens",
+)
+
+
+def utc_timestamp() -> str:
+    """``indexed_at``: UTC ``YYYY-MM-DDTHH:MM:SS.ffffff``."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")
+
+
+class CacheVersion:
+    """``cache_version`` = sha256 over the build configuration, then every ``id:version``."""
+
+    def __init__(self, build_config: dict[str, Any]) -> None:
+        self._hash = hashlib.sha256(
+            json.dumps(build_config, separators=(",", ":"), sort_keys=True).encode()
+        )
+
+    def add(self, section_id: str, version: str) -> None:
+        self._hash.update(f"{section_id}:{version}".encode())
+
+    def value(self) -> str:
+        return "sha256:" + self._hash.hexdigest()
+
+
+def dump_section(section: dict[str, Any]) -> str:
+    """One section entry as compact JSON, keys in the spec's order."""
+    return json.dumps({k: section[k] for k in SECTION_FIELDS}, separators=(",", ":"),
+                      ensure_ascii=False)
+
+
+def dump_manifest(header: dict[str, Any], section_json: list[str]) -> bytes:
+    """The manifest bytes: header fields in order, then the pre-serialized sections."""
+    head = json.dumps(header, separators=(",", ":"), ensure_ascii=False)
+    return (head[:-1] + ',"sections":[' + ",".join(section_json) + "]}\n").encode("utf-8")
+
+
+def manifest_header(
+    *, cache_version: str, document_count: int, index_version: int, owner: str, name: str,
+    indexed_at: str, commit_hash: str, file_hashes: dict[str, str], doc_files: list[str],
+) -> dict[str, Any]:
+    return {
+        "cache_version": cache_version,
+        "document_count": document_count,
+        "index_version": index_version,
+        "repo": f"{owner}/{name}",
+        "owner": owner,
+        "name": name,
+        "indexed_at": indexed_at,
+        "commit_hash": commit_hash,
+        "file_hashes": file_hashes,
+        "doc_files": doc_files,
+    }
+
+
+REQUIRED = {
+    "cache_version": str, "document_count": int, "index_version": int, "repo": str,
+    "owner": str, "name": str, "indexed_at": str, "commit_hash": str, "file_hashes": dict,
+    "doc_files": list, "sections": list,
+}
+
+
+def check_manifest(manifest: Any) -> str | None:
+    """Why a parsed manifest is not a usable native manifest, or None when it is."""
+    if not isinstance(manifest, dict):
+        return "manifest is not an object"
+    for key, kind in REQUIRED.items():
+        if not isinstance(manifest.get(key), kind) or isinstance(manifest.get(key), bool) and kind is int:
+            return f"manifest field {key!r} is missing or has the wrong type"
+    if manifest["document_count"] != len(manifest["sections"]):
+        return "document_count does not match the sections"
+    return None

@@ -1,0 +1,84 @@
+"""Parsing many files on all cores, in order, with bounded memory.
+
+``index_file`` is pure, so files are parsed in worker processes; each worker also writes
+the file's normalized raw bytes into the staging directory, so big texts never travel
+back. Results come back in submission order, with at most a few files in flight.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ..indexer.document import NotIndexable, index_file
+from ..indexer.model import ParsedFile
+
+MIN_PARALLEL_BYTES = 256 * 1024
+Job = tuple[str, Callable[[], bytes], int]  # (path, read, size)
+
+
+def write_raw(staging: Path, path: str, raw: bytes) -> None:
+    target = staging / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "wb") as fh:
+        fh.write(raw)
+
+
+def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
+    """Parse a file and store its raw bytes; the reason string when it is not indexable."""
+    try:
+        parsed = index_file(path, data)
+    except NotIndexable as exc:
+        return exc.reason
+    except RecursionError:
+        return "too deeply nested to parse"
+    write_raw(Path(staging), path, parsed.raw)
+    return ParsedFile(parsed.path, b"", parsed.sections)
+
+
+def _worker_count(jobs: list[Job]) -> int:
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if cpus < 2 or len(jobs) < 4 or sum(size for _, _, size in jobs) < MIN_PARALLEL_BYTES:
+        return 0
+    return min(cpus, 4)
+
+
+def parse_files(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFile | str]]:
+    """Yield ``(path, ParsedFile or skip reason)`` for every job, in order.
+
+    The bytes are read here (sources need not be fork-safe) and sent to a worker."""
+    workers = _worker_count(jobs)
+    if workers == 0 or "fork" not in multiprocessing.get_all_start_methods():
+        for path, read, _ in jobs:
+            data = _read(read)
+            yield path, data if isinstance(data, str) else parse_one(path, data, str(staging))
+        return
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(workers) as pool:
+        window: deque = deque()
+        limit = workers * 4
+        for path, read, _ in jobs:
+            data = _read(read)
+            if isinstance(data, str):
+                window.append((path, data))
+            else:
+                window.append((path, pool.apply_async(parse_one, (path, data, str(staging)))))
+            if len(window) >= limit:
+                yield _next(window)
+        while window:
+            yield _next(window)
+
+
+def _next(window: deque) -> tuple[str, ParsedFile | str]:
+    path, pending = window.popleft()
+    return path, pending if isinstance(pending, str) else pending.get()
+
+
+def _read(read: Callable[[], bytes]) -> bytes | str:
+    try:
+        return read()
+    except OSError as exc:
+        return f"unreadable ({type(exc).__name__})"

@@ -1,0 +1,175 @@
+"""The search sidecar of a native cache (``search.idx``): an inverted index over sections.
+
+Written at build time so that resolve never re-reads or re-analyzes documents. Layout:
+
+    b"doc-index search v1\\n"
+    header JSON line: cache_version, analyzer, sections, avg field lengths, part sizes
+    meta JSON:  per section kind (r/h/p), dedup hash, word count, field lengths
+    terms JSON: {term: [posting offset, document frequency]} (keys sorted)
+    postings:   per term, df little-endian uint32 section numbers then df packed tfs
+
+A packed tf is ``title << 24 | path << 16 | body`` (capped at 255, 255, 65535). Section
+numbers follow the manifest's section order, so equal content gives equal bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from array import array
+from dataclasses import dataclass
+
+
+MAGIC = b"doc-index search v1\n"
+KIND_CODES = {"root": "r", "heading": "h", "part": "p"}
+KIND_NAMES = {v: k for k, v in KIND_CODES.items()}
+
+
+def _u32(values: array) -> bytes:
+    if sys.byteorder != "little":
+        values = array("I", values)
+        values.byteswap()
+    return values.tobytes()
+
+
+def _from_u32(data: bytes | memoryview) -> array:
+    values = array("I")
+    values.frombytes(data)
+    if sys.byteorder != "little":
+        values.byteswap()
+    return values
+
+
+class IndexWriter:
+    """Accumulates sections in manifest order and serializes the sidecar."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+        self.dedup: list[str] = []
+        self.words: list[int] = []
+        self.lens: list[list[int]] = [[], [], []]
+        self.postings: dict[str, tuple[array, array]] = {}
+
+    @property
+    def count(self) -> int:
+        return len(self.kinds)
+
+    def add_meta(self, kind: str, dedup: str, words: int, lens: tuple[int, int, int]) -> int:
+        self.kinds.append(KIND_CODES.get(kind, kind))
+        self.dedup.append(dedup)
+        self.words.append(words)
+        for i in range(3):
+            self.lens[i].append(lens[i])
+        return len(self.kinds) - 1
+
+    def add_section(self, kind: str, dedup: str, words: int, lens: tuple[int, int, int],
+                    terms: dict[str, int]) -> int:
+        """Add a freshly parsed section; ``terms`` maps term -> packed tf."""
+        doc = self.add_meta(kind, dedup, words, lens)
+        postings = self.postings
+        for term, packed in terms.items():
+            entry = postings.get(term)
+            if entry is None:
+                entry = postings[term] = (array("I"), array("I"))
+            entry[0].append(doc)
+            entry[1].append(packed)
+        return doc
+
+    def to_bytes(self, cache_version: str, analyzer: int, build_config: dict) -> bytes:
+        n = self.count
+        avg = [(sum(col) / n) if n else 0.0 for col in self.lens]
+        meta = json.dumps(
+            {"kind": "".join(self.kinds), "dedup": self.dedup, "words": self.words,
+             "lens": self.lens},
+            separators=(",", ":"),
+        ).encode()
+        terms: dict[str, list[int]] = {}
+        chunks: list[bytes] = []
+        offset = 0
+        for term in sorted(self.postings):
+            docs, tfs = self.postings[term]
+            if not docs:
+                continue
+            terms[term] = [offset, len(docs)]
+            chunks.append(_u32(docs))
+            chunks.append(_u32(tfs))
+            offset += 8 * len(docs)
+        term_json = json.dumps(terms, separators=(",", ":"), ensure_ascii=False).encode()
+        header = json.dumps(
+            {"cache_version": cache_version, "analyzer": analyzer, "build_config": build_config,
+             "sections": n, "avg": avg,
+             "meta_bytes": len(meta), "terms_bytes": len(term_json), "postings_bytes": offset},
+            separators=(",", ":"),
+        ).encode()
+        return b"".join([MAGIC, header, b"\n", meta, term_json, *chunks])
+
+
+@dataclass
+class SearchIndex:
+    """A loaded sidecar. Postings are decoded per term, on demand."""
+
+    cache_version: str
+    analyzer: int
+    build_config: dict
+    count: int
+    avg: list[float]
+    kinds: str
+    dedup: list[str]
+    words: list[int]
+    lens: list[list[int]]
+    terms: dict[str, list[int]]
+    blob: memoryview
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> SearchIndex:
+        """Parse a sidecar; raises ValueError when it is not one or is damaged."""
+        if not data.startswith(MAGIC):
+            raise ValueError("not a doc-index search index")
+        nl = data.index(b"\n", len(MAGIC))
+        header = json.loads(data[len(MAGIC) : nl])
+        pos = nl + 1
+        meta_end = pos + header["meta_bytes"]
+        terms_end = meta_end + header["terms_bytes"]
+        if len(data) != terms_end + header["postings_bytes"]:
+            raise ValueError("search index has the wrong size")
+        meta = json.loads(data[pos:meta_end])
+        terms = json.loads(data[meta_end:terms_end])
+        n = header["sections"]
+        if len(meta["kind"]) != n or len(meta["words"]) != n:
+            raise ValueError("search index metadata does not match its section count")
+        return cls(
+            cache_version=header["cache_version"], analyzer=header["analyzer"],
+            build_config=header["build_config"], count=n,
+            avg=[float(a) for a in header["avg"]], kinds=meta["kind"], dedup=meta["dedup"],
+            words=meta["words"], lens=meta["lens"], terms=terms,
+            blob=memoryview(data)[terms_end:],
+        )
+
+    def postings(self, term: str) -> tuple[array, array]:
+        """(section numbers, packed tfs) of a term; empty arrays when it does not occur."""
+        entry = self.terms.get(term)
+        if entry is None:
+            return array("I"), array("I")
+        offset, df = entry
+        docs = _from_u32(self.blob[offset : offset + 4 * df])
+        tfs = _from_u32(self.blob[offset + 4 * df : offset + 8 * df])
+        return docs, tfs
+
+
+def carry_forward(writer: IndexWriter, old: SearchIndex, doc_map: array) -> None:
+    """Merge the postings of sections kept from ``old`` into ``writer``.
+
+    ``doc_map[old section number]`` is its new number, or -1 when it was dropped. Call after
+    every section (kept or new) has been added, so that new numbers are final.
+    """
+    postings = writer.postings
+    for term in old.terms:
+        docs, tfs = old.postings(term)
+        kept = [(doc_map[d], tf) for d, tf in zip(docs, tfs) if doc_map[d] >= 0]
+        if not kept:
+            continue
+        entry = postings.get(term)
+        if entry is not None:
+            kept.extend(zip(entry[0], entry[1]))
+            kept.sort()
+        postings[term] = (array("I", [d for d, _ in kept]), array("I", [t for _, t in kept]))

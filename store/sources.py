@@ -1,0 +1,148 @@
+"""Where documentation comes from: the walk of a local directory.
+
+A source yields ``SourceFile``s (repo-relative POSIX path, a way to read the bytes, a
+content hash) and reports what it skipped and why. Nothing here follows a symlink out of
+the tree or reads a file it will not index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..indexer.document import is_doc_path
+
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+
+SKIPPED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".jj",
+        "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
+        ".pytest_cache", ".ruff_cache", "_build", "build", "dist", "site", ".eggs",
+        "site-packages", ".doc-index-tmp",
+    }
+)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One documentation file of a source: ``read()`` gives its bytes; ``digest`` is the
+    content hash recorded in ``file_hashes`` (sha256 of the bytes for a directory)."""
+
+    path: str
+    digest: str
+    size: int
+    read: Callable[[], bytes]
+
+
+@dataclass
+class Scan:
+    files: list[SourceFile] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    commit_hash: str = ""
+
+
+def _git_visible(root: Path) -> set[str] | None:
+    """Files a git work tree tracks or would track (ignored ones excluded), or None."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        import git
+
+        repo = git.Repo(root)
+        out = repo.git.ls_files("--cached", "--others", "--exclude-standard", "-z")
+    except Exception:
+        return None
+    return {p for p in out.split("\0") if p}
+
+
+def git_head(root: Path) -> str:
+    if not (root / ".git").exists():
+        return ""
+    try:
+        import git
+
+        return git.Repo(root).head.commit.hexsha
+    except Exception:
+        return ""
+
+
+def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
+    """Every documentation file below ``root`` (sorted by path), with the ones skipped."""
+    root = root.resolve()
+    scan = Scan()
+    visible = _git_visible(root)
+    if visible is not None:
+        scan.commit_hash = git_head(root)
+    found: list[SourceFile] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = os.path.relpath(dirpath, root)
+        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+        kept = []
+        for d in sorted(dirnames):
+            full = os.path.join(dirpath, d)
+            if d in SKIPPED_DIRS:
+                continue
+            if os.path.islink(full):
+                scan.skipped.append((rel_dir + d, "symlinked directory not followed"))
+                continue
+            kept.append(d)
+        dirnames[:] = kept
+        for name in sorted(filenames):
+            rel = rel_dir + name
+            if not is_doc_path(name):
+                continue
+            if visible is not None and rel not in visible:
+                continue
+            try:
+                rel.encode("utf-8")
+            except UnicodeEncodeError:
+                scan.skipped.append((rel.encode("utf-8", "replace").decode(), "file name is not UTF-8"))
+                continue
+            full = Path(dirpath) / name
+            entry = _check_file(root, full, max_bytes)
+            if isinstance(entry, str):
+                scan.skipped.append((rel, entry))
+                continue
+            found.append(entry_for(rel, full.resolve(), entry))
+    found.sort(key=lambda f: f.path)
+    scan.files = found
+    scan.skipped.sort()
+    return scan
+
+
+def _check_file(root: Path, full: Path, max_bytes: int) -> bytes | str:
+    """The file's bytes, or the reason it is skipped."""
+    try:
+        st = os.lstat(full)
+        if stat.S_ISLNK(st.st_mode):
+            target = full.resolve()
+            if not target.is_relative_to(root):
+                return "symlink leaves the source tree"
+            st = os.stat(target)
+            full = target
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file"
+        if st.st_size > max_bytes:
+            return f"over the size cap ({st.st_size} > {max_bytes} bytes)"
+        with open(full, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except (OSError, RuntimeError) as exc:
+        return f"unreadable ({type(exc).__name__})"
+    if len(data) > max_bytes:
+        return f"over the size cap (> {max_bytes} bytes)"
+    return data
+
+
+def entry_for(rel: str, full: Path, data: bytes) -> SourceFile:
+    """A local file: hashed now, read again (not kept in memory) when it is parsed."""
+
+    def read() -> bytes:
+        with open(full, "rb") as fh:
+            return fh.read()
+
+    return SourceFile(rel, hashlib.sha256(data).hexdigest(), len(data), read)
