@@ -1,18 +1,180 @@
-"""Loading a native doc-index cache for resolve (stub: the real loader lands with the store)."""
+"""Loading a native doc-index cache for resolve.
+
+Everything is read relative to one open handle on the cache directory, so a reader sees
+one generation of the cache: the store swaps whole directories (``store.commit``), and a
+generation that disappears under a reader shows up as ``CacheReplaced``, never as a mix.
+Section bytes are checked against their ``version`` when they are read.
+"""
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ..store.index_store import CURRENT_INDEX_VERSION
+from ..store.manifest import MANIFEST_NAME, SEARCH_INDEX_NAME, check_manifest
+from ..store.search_index import SearchIndex
 from .errors import ContextError
+
+
+class CacheReplaced(Exception):
+    """The generation being read was swapped out: load the cache again."""
+
+
+def _read_at(dir_fd: int, name: str) -> bytes:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _open_beneath(dir_fd: int, relpath: str) -> int:
+    """Open ``relpath`` under ``dir_fd`` without following any symlink or leaving the tree."""
+    parts = relpath.split("/")
+    if not parts or any(p in ("", ".", "..") for p in parts) or "\0" in relpath:
+        raise ContextError("cache_invalid", f"bad path in manifest: {relpath!r}")
+    current = dir_fd
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=current)
+            if current != dir_fd:
+                os.close(current)
+            current = nxt
+        return os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=current)
+    finally:
+        if current != dir_fd:
+            os.close(current)
 
 
 @dataclass
 class NativeCache:
+    """A loaded native cache: its manifest's sections and its search index."""
+
+    path: Path
+    dir_fd: int
+    identity: tuple[int, ...]
     cache_version: str
     document_count: int
+    sections: list[dict[str, Any]]
+    index: SearchIndex
+
+    def close(self) -> None:
+        if self.dir_fd >= 0:
+            os.close(self.dir_fd)
+            self.dir_fd = -1
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except OSError:
+            pass
+
+    def section_text(self, i: int) -> str:
+        """The text of section ``i``, checked against its version."""
+        section = self.sections[i]
+        try:
+            fd = _open_beneath(self.dir_fd, section["file"])
+        except FileNotFoundError:
+            raise CacheReplaced from None
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise ContextError("cache_invalid", "raw file is a symlink") from None
+            raise
+        try:
+            data = os.pread(fd, section["byte_length"], section["byte_offset"])
+        finally:
+            os.close(fd)
+        if "sha256:" + hashlib.sha256(data).hexdigest() != section["version"]:
+            if self.replaced():
+                raise CacheReplaced
+            raise ContextError("cache_invalid", f"section {section['id']} does not match its version")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ContextError("cache_invalid", "raw file is not UTF-8") from None
+
+    def replaced(self) -> bool:
+        """True when the directory at ``path`` is no longer the generation we hold."""
+        try:
+            return _identity(self.path) != self.identity
+        except OSError:
+            return True
 
 
-def load_native_cache(cache_dir: Path) -> NativeCache:
-    raise ContextError("internal_error", "native caches are not readable yet")
+def _identity(path: Path) -> tuple[int, ...]:
+    st = os.stat(path)
+    man = os.stat(path / MANIFEST_NAME)
+    return (st.st_dev, st.st_ino, man.st_ino, man.st_size, man.st_mtime_ns)
+
+
+def is_native_manifest(manifest: Any) -> bool:
+    return isinstance(manifest, dict) and "index_version" in manifest
+
+
+def load_native_cache(cache_dir: Path, manifest_bytes: bytes | None = None) -> NativeCache:
+    """Load and check a native cache; ContextError cache_missing / cache_invalid."""
+    try:
+        dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        raise ContextError("cache_missing") from None
+    except NotADirectoryError:
+        raise ContextError("cache_missing") from None
+    try:
+        st = os.fstat(dir_fd)
+        data = _read_at(dir_fd, MANIFEST_NAME)
+        man_st = os.stat(MANIFEST_NAME, dir_fd=dir_fd)
+        identity = (st.st_dev, st.st_ino, man_st.st_ino, man_st.st_size, man_st.st_mtime_ns)
+        try:
+            manifest = json.loads(data)
+        except ValueError:
+            raise ContextError("cache_invalid", "manifest is not JSON") from None
+        problem = check_manifest(manifest)
+        if problem:
+            raise ContextError("cache_invalid", problem)
+        if manifest["index_version"] != CURRENT_INDEX_VERSION:
+            raise ContextError("cache_invalid", "index_version is not this version's")
+        try:
+            index = SearchIndex.from_bytes(_read_at(dir_fd, SEARCH_INDEX_NAME))
+        except FileNotFoundError:
+            raise ContextError("cache_invalid", "search index missing") from None
+        except (ValueError, KeyError, TypeError):
+            raise ContextError("cache_invalid", "search index damaged") from None
+        if index.cache_version != manifest["cache_version"] or index.count != len(manifest["sections"]):
+            raise ContextError("cache_invalid", "search index does not match the manifest")
+        for name in manifest["doc_files"]:
+            if not isinstance(name, str):
+                raise ContextError("cache_invalid", "bad doc_files entry")
+        for section in manifest["sections"]:
+            if not isinstance(section, dict):
+                raise ContextError("cache_invalid", "bad section entry")
+        cache = NativeCache(
+            path=Path(cache_dir), dir_fd=dir_fd, identity=identity,
+            cache_version=manifest["cache_version"], document_count=manifest["document_count"],
+            sections=manifest["sections"], index=index,
+        )
+    except ContextError:
+        os.close(dir_fd)
+        raise
+    except FileNotFoundError:
+        os.close(dir_fd)
+        raise ContextError("cache_missing") from None
+    except OSError:
+        os.close(dir_fd)
+        raise
+    if not stat.S_ISDIR(st.st_mode):
+        cache.close()
+        raise ContextError("cache_missing")
+    return cache

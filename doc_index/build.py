@@ -1,0 +1,76 @@
+"""``doc-index build``: pick the source (directory or git), run the store, print the summary."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from .store.index_store import BuildReport, IndexStore
+from .store.sources import scan_directory
+
+_GIT_PREFIXES = ("http://", "https://", "ssh://", "git://", "file://", "git@")
+
+
+def looks_like_git(source: str) -> bool:
+    """A URL, or a path to a bare repository (a directory with HEAD and objects/)."""
+    if source.startswith(_GIT_PREFIXES):
+        return True
+    path = Path(source)
+    return path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir()
+
+
+def run_build(source: str, root: Path, *, name: str | None = None, ref: str | None = None,
+              full: bool = False, max_bytes: int = 10 * 1024 * 1024) -> int:
+    started = time.perf_counter()
+    store = IndexStore(root)
+    progress = _progress_bar() if sys.stderr.isatty() else None
+    if looks_like_git(source):
+        from .store.git_source import build_from_git
+
+        report = build_from_git(store, source, name=name, ref=ref, full=full,
+                                max_bytes=max_bytes, progress=progress)
+    else:
+        directory = Path(source)
+        if not directory.is_dir():
+            print(f"error: not a directory or git repository: {source}", file=sys.stderr)
+            return 6
+        directory = directory.resolve()
+        repo_name = name or directory.name
+        scan = scan_directory(directory, max_bytes=max_bytes)
+        report = store.update_index(f"local-{repo_name}", "local", repo_name, scan, full=full,
+                                    progress=progress)
+    if progress is not None:
+        sys.stderr.write("\r\033[K")
+    print_summary(report, time.perf_counter() - started)
+    return 0
+
+
+def print_summary(report: BuildReport, seconds: float) -> None:
+    """The one-screen build summary, on stderr."""
+    out = sys.stderr
+    state = "built" if report.written else "up to date"
+    kind = " (full)" if report.full and report.written else ""
+    print(f"{report.key}: {state}{kind} -> {report.cache_dir}", file=out)
+    print(
+        f"  files: {len(report.added)} added, {len(report.changed)} changed, "
+        f"{len(report.removed)} removed, {len(report.unchanged)} unchanged, "
+        f"{len(report.skipped)} skipped",
+        file=out,
+    )
+    for path, reason in report.skipped[:20]:
+        print(f"  skipped {path}: {reason}", file=out)
+    if len(report.skipped) > 20:
+        print(f"  ... and {len(report.skipped) - 20} more skipped", file=out)
+    print(f"  sections: {report.sections} ({report.tokens} tokens)", file=out)
+    print(f"  time: {seconds:.2f} s", file=out)
+
+
+def _progress_bar():  # type: ignore[no-untyped-def]
+    def show(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+        sys.stderr.flush()
+
+    return show
