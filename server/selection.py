@@ -82,9 +82,9 @@ def score_sections(cache: NativeCache, terms: list[str],
     return {d: (s, matches[d]) for d, s in scores.items()}
 
 
-def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS) -> dict[str, Any]:
-    """The SelectionResult for ``query`` within ``budget`` tokens."""
-    terms = analyze_query(query)
+def rank(cache: NativeCache, terms: list[str],
+         params: Params = PARAMS) -> list[tuple[float, str, int, int]]:
+    """Selectable sections, best first: (score in [0, 1], id, section number, matches)."""
     scored = score_sections(cache, terms, params)
     best = max((s for s, _ in scored.values()), default=0.0)
     ranked: list[tuple[float, str, int, int]] = []
@@ -95,6 +95,14 @@ def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS)
             if score >= params.floor:
                 ranked.append((score, sections[d]["id"], d, n_match))
     ranked.sort(key=lambda r: (-r[0], r[1]))
+    return ranked
+
+
+def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS) -> dict[str, Any]:
+    """The SelectionResult for ``query`` within ``budget`` tokens."""
+    terms = analyze_query(query)
+    ranked = rank(cache, terms, params)
+    sections = cache.sections
     documents = []
     used = 0
     excluded = 0
