@@ -92,7 +92,7 @@ def index_file(path: str, data: bytes) -> ParsedFile:
                 line_count=count_lines(chunk),
                 version="sha256:" + hashlib.sha256(chunk).hexdigest(),
                 tokens=estimate_tokens(content),
-                summary=summarize(content, block.title, block.kind == "heading"),
+                summary=summarize(content, block.title, block.kind == "heading") or path,
                 keywords=keywords(content, word_counts),
                 dedup_hash=hashlib.md5(content[:200].encode("utf-8")).hexdigest()[:6],
                 parent_index=parent,

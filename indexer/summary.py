@@ -78,7 +78,10 @@ def summarize(text: str, title: str, headed: bool) -> str:
         paragraph.append(_LIST.sub("", line))
     sentence = _clean_inline(" ".join(paragraph))
     if not sentence:
-        return title
+        if title:
+            return title
+        # No prose (a root of labels and directives, say): its first non-blank line.
+        sentence = next((_clean_inline(ln) for ln in text.split("\n", 50) if ln.strip()), "")
     sentence = _SENTENCE.split(sentence, 1)[0]
     if len(sentence) > SUMMARY_CHARS:
         cut = sentence[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0]

@@ -196,6 +196,8 @@ class IndexStore:
             except BaseException:
                 shutil.rmtree(staging, ignore_errors=True)
                 raise
+            finally:
+                commit_mod.clean_staging(self.root, key)
             report.written = True
         report.seconds = time.perf_counter() - started
         return report

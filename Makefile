@@ -1,0 +1,55 @@
+# doc-index: every target sets up what it needs from PyPI (a .venv in this folder).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-test
+BENCH_STAMP := $(VENV)/.installed-bench
+DEMO_ROOT := demo-root
+
+.PHONY: venv test test-slow demo bench bench-quick lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	touch $(BENCH_STAMP)
+
+venv: $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+demo: $(STAMP)
+	rm -rf $(DEMO_ROOT)
+	@echo "== build the two sample repositories =="
+	$(BIN)/doc-index build sample_repos/mdkit-docs --root $(DEMO_ROOT)
+	$(BIN)/doc-index build sample_repos/rstkit-docs --root $(DEMO_ROOT)
+	@echo; echo "== rebuild: nothing changed, nothing parsed =="
+	$(BIN)/doc-index build sample_repos/mdkit-docs --root $(DEMO_ROOT)
+	@echo; echo "== the caches (context.list_caches) =="
+	$(BIN)/doc-index list --root $(DEMO_ROOT)
+	@echo; echo "== one cache (context.inspect_cache) =="
+	$(BIN)/doc-index inspect local-mdkit-docs --root $(DEMO_ROOT)
+	@echo; echo "== an agent's question, 600-token budget (context.resolve) =="
+	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) local-mdkit-docs "my request times out, how do I retry it?" 600
+	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) local-rstkit-docs "worker keeps losing its connection to the broker" 600
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m bench.run
+
+bench-quick: $(BENCH_STAMP)
+	$(BIN)/python -m bench.run --quick
+
+clean:
+	rm -rf $(VENV) $(DEMO_ROOT) build dist *.egg-info bench/work

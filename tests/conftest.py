@@ -1,0 +1,74 @@
+"""Shared fixtures: write small documentation trees and build caches from them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from doc_index.store.index_store import BuildReport, IndexStore
+from doc_index.store.sources import scan_directory
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_REPOS = REPO / "sample_repos"
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Create ``files`` (path -> text or bytes) under ``root``."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_bytes(content.encode("utf-8"))
+    return root
+
+
+def build(source: Path, root: Path, *, full: bool = False, name: str | None = None) -> BuildReport:
+    name = name or source.name
+    return IndexStore(root).update_index(f"local-{name}", "local", name, scan_directory(source),
+                                         full=full)
+
+
+def manifest(cache_dir: Path) -> dict:
+    return json.loads((cache_dir / "manifest.json").read_bytes())
+
+
+def cache_files(cache_dir: Path) -> dict[str, bytes]:
+    """Every file of a cache directory, by relative path (for byte comparisons)."""
+    out = {}
+    for path in sorted(cache_dir.rglob("*")):
+        if path.is_file():
+            out[path.relative_to(cache_dir).as_posix()] = path.read_bytes()
+    return out
+
+
+def without_indexed_at(files: dict[str, bytes]) -> dict[str, bytes]:
+    data = dict(files)
+    man = json.loads(data["manifest.json"])
+    man["indexed_at"] = "X"
+    data["manifest.json"] = json.dumps(man).encode()
+    return data
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, input: bytes | None = None,
+            module: str = "doc_index.cli") -> subprocess.CompletedProcess[bytes]:
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True,
+                          env=full_env, input=input, timeout=120)
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    return tmp_path / "docs-src"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / "cache-root"
