@@ -118,8 +118,11 @@ def keywords(text: str, word_counts: dict[str, int] | None = None) -> list[str]:
         word_counts = Counter(WORD.findall(text))
     counts: dict[str, int] = {}
     get = counts.get
+    cached = _keyword_cache.get
     for word, n in word_counts.items():
-        key = _keyword_form(word)
+        key = cached(word)
+        if key is None:
+            key = _keyword_form(word)
         if key:
             counts[key] = get(key, 0) + n
     if len(counts) > 4 * MAX_KEYWORDS:
