@@ -28,9 +28,8 @@ from .manifest import (
     MANIFEST_NAME,
     SEARCH_INDEX_NAME,
     CacheVersion,
+    SectionSpool,
     check_manifest,
-    dump_manifest,
-    dump_section,
     manifest_header,
     utc_timestamp,
 )
@@ -212,7 +211,7 @@ class IndexStore:
         ids = IdAssigner()
         writer = IndexWriter()
         version = CacheVersion(BUILD_CONFIG)
-        section_json: list[str] = []
+        spool = SectionSpool(staging / ".sections.spool")
         doc_files: list[str] = []
         doc_map = array("i", [-1]) * (old.index.count if old else 0)
         total = len(scan.files)
@@ -232,27 +231,22 @@ class IndexStore:
             for entry in entries:
                 version.add(entry["id"], entry["version"])
                 report.tokens += entry["tokens"]
-                section_json.append(dump_section(entry))
+                spool.add(entry)
             if progress is not None:
                 progress(done, total)
         if old is not None:
             carry_forward(writer, old.index, doc_map)
-        report.sections = len(section_json)
+        report.sections = spool.count
         report.skipped.sort()
         cache_version = version.value()
-        (staging / SEARCH_INDEX_NAME).write_bytes(
-            writer.to_bytes(cache_version, ANALYZER_VERSION, BUILD_CONFIG)
-        )
+        writer.write(staging / SEARCH_INDEX_NAME, cache_version, ANALYZER_VERSION, BUILD_CONFIG)
         header = manifest_header(
-            cache_version=cache_version, document_count=len(section_json),
+            cache_version=cache_version, document_count=spool.count,
             index_version=CURRENT_INDEX_VERSION, owner=owner, name=name,
             indexed_at=utc_timestamp(), commit_hash=scan.commit_hash,
             file_hashes={p: digests[p] for p in doc_files}, doc_files=doc_files,
         )
-        with open(staging / MANIFEST_NAME, "wb") as fh:
-            fh.write(dump_manifest(header, section_json))
-            fh.flush()
-            os.fsync(fh.fileno())
+        spool.write_manifest(staging / MANIFEST_NAME, header)
 
     def _carry_file(
         self, old: _Old, path: str, live: Path, staging: Path, ids: IdAssigner,

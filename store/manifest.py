@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 MANIFEST_NAME = "manifest.json"
@@ -46,10 +49,35 @@ def dump_section(section: dict[str, Any]) -> str:
                       ensure_ascii=False)
 
 
-def dump_manifest(header: dict[str, Any], section_json: list[str]) -> bytes:
-    """The manifest bytes: header fields in order, then the pre-serialized sections."""
-    head = json.dumps(header, separators=(",", ":"), ensure_ascii=False)
-    return (head[:-1] + ',"sections":[' + ",".join(section_json) + "]}\n").encode("utf-8")
+class SectionSpool:
+    """Section entries of the manifest being built, spooled to a file as they come, so a
+    large repository's sections never sit in memory together."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed in write_manifest)
+        self.count = 0
+
+    def add(self, section: dict[str, Any]) -> None:
+        if self.count:
+            self._fh.write(",")
+        self._fh.write(dump_section(section))
+        self.count += 1
+
+    def write_manifest(self, target: Path, header: dict[str, Any]) -> None:
+        """Write ``target``: header fields in order, then the spooled sections; fsync."""
+        self._fh.close()
+        head = json.dumps(header, separators=(",", ":"), ensure_ascii=False)
+        with open(target, "wb") as out, open(self.path, "rb") as spooled:
+            out.write((head[:-1] + ',"sections":[').encode("utf-8"))
+            shutil.copyfileobj(spooled, out, 1 << 20)
+            out.write(b"]}\n")
+            out.flush()
+            os.fsync(out.fileno())
+        self.path.unlink()
+
+    def discard(self) -> None:
+        self._fh.close()
 
 
 def manifest_header(

@@ -15,10 +15,11 @@ numbers follow the manifest's section order, so equal content gives equal bytes.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from array import array
-from dataclasses import dataclass
-
+from dataclasses import dataclass, field
+from typing import Any
 
 MAGIC = b"doc-index search v1\n"
 KIND_CODES = {"root": "r", "heading": "h", "part": "p"}
@@ -75,7 +76,8 @@ class IndexWriter:
             entry[1].append(packed)
         return doc
 
-    def to_bytes(self, cache_version: str, analyzer: int, build_config: dict) -> bytes:
+    def write(self, target: Path, cache_version: str, analyzer: int, build_config: dict) -> None:
+        """Write the sidecar to ``target`` (streamed: postings are never copied whole)."""
         n = self.count
         avg = [(sum(col) / n) if n else 0.0 for col in self.lens]
         meta = json.dumps(
@@ -84,16 +86,12 @@ class IndexWriter:
             separators=(",", ":"),
         ).encode()
         terms: dict[str, list[int]] = {}
-        chunks: list[bytes] = []
         offset = 0
-        for term in sorted(self.postings):
-            docs, tfs = self.postings[term]
-            if not docs:
-                continue
-            terms[term] = [offset, len(docs)]
-            chunks.append(_u32(docs))
-            chunks.append(_u32(tfs))
-            offset += 8 * len(docs)
+        order = sorted(t for t, (docs, _) in self.postings.items() if docs)
+        for term in order:
+            df = len(self.postings[term][0])
+            terms[term] = [offset, df]
+            offset += 8 * df
         term_json = json.dumps(terms, separators=(",", ":"), ensure_ascii=False).encode()
         header = json.dumps(
             {"cache_version": cache_version, "analyzer": analyzer, "build_config": build_config,
@@ -101,7 +99,25 @@ class IndexWriter:
              "meta_bytes": len(meta), "terms_bytes": len(term_json), "postings_bytes": offset},
             separators=(",", ":"),
         ).encode()
-        return b"".join([MAGIC, header, b"\n", meta, term_json, *chunks])
+        with open(target, "wb") as fh:
+            fh.write(MAGIC + header + b"\n")
+            fh.write(meta)
+            fh.write(term_json)
+            for term in order:
+                docs, tfs = self.postings[term]
+                fh.write(_u32(docs))
+                fh.write(_u32(tfs))
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def to_bytes(self, cache_version: str, analyzer: int, build_config: dict) -> bytes:
+        """The sidecar's bytes (tests and tools; builds stream with ``write``)."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "search.idx"
+            self.write(path, cache_version, analyzer, build_config)
+            return path.read_bytes()
 
 
 @dataclass
@@ -119,6 +135,7 @@ class SearchIndex:
     lens: list[list[int]]
     terms: dict[str, list[int]]
     blob: memoryview
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> SearchIndex:
