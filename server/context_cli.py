@@ -1,0 +1,147 @@
+"""``context``: the reference CLI of the three tools, plus ``build`` of v0 caches.
+
+    context resolve --cache PATH --query Q --budget N [--format json|pretty]
+    context inspect --cache PATH
+    context list-caches --root DIR
+    context build --sources DIR --cache DIR [--force]
+
+Success: the tool's bytes on stdout, exit 0; stdout and ``--query`` are UTF-8 whatever
+the locale. Failure: one stderr line ``error: <message>``, nothing on stdout, the exit
+code of ``errors.py`` (usage errors 1). Never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+from . import tools
+from .errors import EXIT_OK, EXIT_USAGE, ContextError
+from .v0_cache import build_v0_cache
+
+_INTEGER = re.compile(r"-?[0-9]{1,18}", re.ASCII)
+
+
+class UsageError(Exception):
+    """A command-line argument error: ``error: <message>`` and exit 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _utf8_argument(arg: str) -> str:
+    """A command-line text as UTF-8 whatever the locale decoded it with (paths stay OS
+    strings). Bytes that are not UTF-8 stay surrogate-escaped: resolve says invalid_query."""
+    return os.fsencode(arg).decode("utf-8", "surrogateescape")
+
+
+def _parse_budget(text: str) -> object:
+    """An int for a plain decimal integer; otherwise the text, which resolve rejects."""
+    return int(text) if _INTEGER.fullmatch(text) else text
+
+
+def _resolve(args: argparse.Namespace) -> str:
+    budget = _parse_budget(args.budget)
+    return tools.resolve(Path(args.cache), args.query, budget, args.format == "pretty")
+
+
+def _inspect(args: argparse.Namespace) -> str:
+    return tools.inspect_cache(Path(args.cache))
+
+
+def _list_caches(args: argparse.Namespace) -> str:
+    return tools.list_caches(Path(args.root))
+
+
+def _build(args: argparse.Namespace) -> str:
+    built = build_v0_cache(Path(args.sources), Path(args.cache), args.force)
+    _stderr(f"Built cache: {built.document_count} documents, version {built.cache_version}")
+    return ""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="context", description=__doc__.splitlines()[0], allow_abbrev=False)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(
+        name: str, help_text: str, run: Callable[[argparse.Namespace], str]
+    ) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
+        sub.set_defaults(run=run)
+        return sub
+
+    resolve = command("resolve", "Resolve a query against a cache within a token budget", _resolve)
+    resolve.add_argument("--cache", required=True, metavar="PATH")
+    resolve.add_argument("--query", required=True, metavar="Q")
+    resolve.add_argument("--budget", required=True, metavar="N")
+    resolve.add_argument("--format", choices=("json", "pretty"), default="json")
+
+    inspect = command(
+        "inspect", "Inspect a cache: version, document count, size, validity", _inspect
+    )
+    inspect.add_argument("--cache", required=True, metavar="PATH")
+
+    list_caches = command("list-caches", "List the cache directories under a root", _list_caches)
+    list_caches.add_argument("--root", required=True, metavar="DIR")
+
+    build = command(
+        "build", "Build a Context Engine v0 cache from a directory of .md files", _build
+    )
+    build.add_argument("--sources", required=True, metavar="DIR")
+    build.add_argument("--cache", required=True, metavar="DIR")
+    build.add_argument("--force", action="store_true", help="replace an existing cache")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one ``context`` command and return its exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        _stderr(f"error: {exc}")
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    if argv is None and args.command == "resolve":
+        args.query = _utf8_argument(args.query)
+    try:
+        data = args.run(args).encode("utf-8")
+    except ContextError as exc:
+        _stderr(f"error: {exc.message}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except OSError:
+        error = ContextError("io_error")
+        _stderr(f"error: {error.message}")
+        return error.exit_code
+    except Exception:
+        error = ContextError("internal_error")
+        _stderr(f"error: {error.message}")
+        return error.exit_code
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except OSError:
+        # Closed stdout (e.g. a pipe): no more writes to it, not even at interpreter exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        error = ContextError("io_error")
+        _stderr(f"error: {error.message}")
+        return error.exit_code
+    return EXIT_OK
+
+
+def _stderr(line: str) -> None:
+    sys.stderr.write(line.replace("\n", " ") + "\n")
+    sys.stderr.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

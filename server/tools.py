@@ -1,0 +1,217 @@
+"""The three tools as one library API, shared by the ``context`` CLI and the MCP server.
+
+Each function returns the exact text the CLI prints and an MCP tool result carries (JSON
+plus one trailing newline) or raises ContextError. Nothing else escapes: an OSError
+becomes ``io_error`` and any other unexpected exception ``internal_error``.
+
+``resolve`` reads both cache kinds: a manifest with ``build_config`` is a Context Engine
+v0 cache (``v0_cache``/``v0_selection``), one with ``index_version`` a native doc-index
+cache (``native_cache``/``selection``, imported only when needed to keep start-up fast).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .errors import ContextError
+from .jsonout import dumps
+from .v0_cache import V0Cache, load_v0_cache, parse_json
+from .v0_selection import render, select_v0
+
+if TYPE_CHECKING:
+    from .warm_caches import WarmCaches
+
+MAX_BUDGET = 10_000_000
+MANIFEST = "manifest.json"
+# The store's staging area under a cache root (store.commit.STAGING_DIR), never a cache.
+STAGING_DIR = ".doc-index-tmp"
+# A native cache swapped by a rebuild while it is read is loaded again, this many times.
+_NATIVE_ATTEMPTS = 3
+_WARM_KIND = "resolve"
+
+_Tool = TypeVar("_Tool", bound=Callable[..., str])
+
+
+def _spec_errors(tool: _Tool) -> _Tool:
+    """Let ContextError through; turn OSError into io_error and anything else internal_error."""
+
+    @functools.wraps(tool)
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        try:
+            return tool(*args, **kwargs)
+        except ContextError:
+            raise
+        except OSError as exc:
+            raise ContextError("io_error", str(exc)) from exc
+        except Exception as exc:
+            raise ContextError("internal_error", repr(exc)) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def check_budget(budget: object) -> int:
+    """``budget`` as an int in [0, MAX_BUDGET]; invalid_budget otherwise (a bool is no int)."""
+    if isinstance(budget, bool) or not isinstance(budget, int):
+        raise ContextError("invalid_budget", "budget must be an integer")
+    if not 0 <= budget <= MAX_BUDGET:
+        raise ContextError("invalid_budget", f"budget must be in [0, {MAX_BUDGET}]")
+    return int(budget)
+
+
+@_spec_errors
+def resolve(
+    cache_dir: Path,
+    query: str,
+    budget: object,
+    pretty: bool = False,
+    warm: WarmCaches | None = None,
+) -> str:
+    """context.resolve: the SelectionResult of ``query`` within ``budget`` tokens.
+
+    Checks the budget first, then the cache: no directory or no ``manifest.json`` is
+    cache_missing; a manifest that does not parse or is of neither kind cache_invalid.
+    With ``warm`` (the MCP server's), the loaded cache is reused while its stamp holds.
+    """
+    checked = check_budget(budget)
+    if not isinstance(query, str):
+        raise ContextError("invalid_query", "query must be a string")
+    _require_directory(cache_dir)
+    for _ in range(_NATIVE_ATTEMPTS):
+        cache = (
+            load_for_resolve(cache_dir)
+            if warm is None
+            else warm.get(cache_dir, _WARM_KIND, load_for_resolve)
+        )
+        if isinstance(cache, V0Cache):
+            return render(select_v0(cache.documents, query, checked), pretty)
+        from .native_cache import CacheReplaced
+        from .selection import select
+
+        try:
+            return dumps(select(cache, query, checked), pretty)
+        except CacheReplaced:
+            if warm is not None:
+                warm.discard(cache_dir, _WARM_KIND)
+        finally:
+            if warm is None:
+                cache.close()
+    raise ContextError("io_error", "the cache kept being replaced while it was read")
+
+
+def load_for_resolve(cache_dir: Path) -> Any:
+    """The loaded cache behind ``cache_dir``: a :class:`V0Cache` or a ``NativeCache``."""
+    try:
+        data = (cache_dir / MANIFEST).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        raise ContextError("cache_missing", "no manifest.json") from None
+    except IsADirectoryError:
+        raise ContextError("cache_invalid", "manifest.json is a directory") from None
+    try:
+        manifest = parse_json(data)
+    except ValueError:
+        raise ContextError("cache_invalid", "manifest.json is not JSON") from None
+    if isinstance(manifest, dict) and "build_config" in manifest:
+        return load_v0_cache(cache_dir, manifest)
+    if isinstance(manifest, dict) and "index_version" in manifest:
+        from .native_cache import load_native_cache
+
+        return load_native_cache(cache_dir)
+    raise ContextError("cache_invalid", "manifest is neither a v0 nor a native manifest")
+
+
+@_spec_errors
+def inspect_cache(cache_dir: Path) -> str:
+    """context.inspect_cache: ``cache_version, document_count, total_bytes, valid``.
+
+    The manifest is authoritative for the first two; one that is missing, unreadable or
+    unparseable gives ``""``, ``0`` and ``valid: false``. ``total_bytes`` sums the sizes of
+    the regular files directly in the cache directory (no recursion, symlinks skipped);
+    if a size cannot be read it is 0 and ``valid`` is false. Works on both cache kinds.
+    """
+    _require_directory(cache_dir)
+    total_bytes = _regular_file_bytes(cache_dir)
+    cache_version, document_count, manifest_ok = _manifest_summary(cache_dir / MANIFEST)
+    return dumps(
+        {
+            "cache_version": cache_version,
+            "document_count": document_count,
+            "total_bytes": total_bytes or 0,
+            "valid": manifest_ok and total_bytes is not None,
+        }
+    )
+
+
+def _regular_file_bytes(directory: Path) -> int | None:
+    total = 0
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                return None
+            if stat.S_ISREG(info.st_mode):
+                total += info.st_size
+    return total
+
+
+def _manifest_summary(manifest_path: Path) -> tuple[str, int, bool]:
+    try:
+        manifest = parse_json(manifest_path.read_bytes())
+    except (OSError, ValueError):
+        return "", 0, False
+    if not isinstance(manifest, dict):
+        return "", 0, False
+    version = manifest.get("cache_version")
+    count = manifest.get("document_count")
+    version_ok = isinstance(version, str)
+    count_ok = isinstance(count, int) and not isinstance(count, bool) and count >= 0
+    return (
+        version if version_ok else "",
+        count if count_ok else 0,
+        version_ok and count_ok,
+    )
+
+
+@_spec_errors
+def list_caches(root: Path) -> str:
+    """context.list_caches: the immediate subdirectories of ``root``, by UTF-8 bytes of name.
+
+    Symlinks are not directories here; the store's staging area and names that are not
+    valid UTF-8 are skipped. ``has_manifest``: ``manifest.json`` is a regular file (lstat).
+    """
+    _require_directory(root)
+    found: list[tuple[bytes, str, bool]] = []
+    with os.scandir(root) as entries:
+        for entry in entries:
+            if entry.name == STAGING_DIR or not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                key = entry.name.encode("utf-8")
+            except UnicodeEncodeError:
+                continue
+            found.append((key, entry.name, _has_manifest(Path(entry.path))))
+    found.sort()
+    return dumps({"caches": [{"path": name, "has_manifest": has} for _, name, has in found]})
+
+
+def _has_manifest(cache_dir: Path) -> bool:
+    try:
+        info = os.lstat(cache_dir / MANIFEST)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return stat.S_ISREG(info.st_mode)
+
+
+def _require_directory(path: Path) -> None:
+    """cache_missing unless ``path`` is (a symlink to) a directory."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        raise ContextError("cache_missing") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise ContextError("cache_missing")
