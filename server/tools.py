@@ -16,7 +16,7 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 from .errors import ContextError
 from .jsonout import dumps
@@ -34,14 +34,14 @@ STAGING_DIR = ".doc-index-tmp"
 _NATIVE_ATTEMPTS = 3
 _WARM_KIND = "resolve"
 
-_Tool = TypeVar("_Tool", bound=Callable[..., str])
+_P = ParamSpec("_P")
 
 
-def _spec_errors(tool: _Tool) -> _Tool:
+def _spec_errors(tool: Callable[_P, str]) -> Callable[_P, str]:
     """Let ContextError through; turn OSError into io_error and anything else internal_error."""
 
     @functools.wraps(tool)
-    def wrapper(*args: Any, **kwargs: Any) -> str:
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> str:
         try:
             return tool(*args, **kwargs)
         except ContextError:
@@ -51,7 +51,7 @@ def _spec_errors(tool: _Tool) -> _Tool:
         except Exception as exc:
             raise ContextError("internal_error", repr(exc)) from exc
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def check_budget(budget: object) -> int:
@@ -168,12 +168,12 @@ def _manifest_summary(manifest_path: Path) -> tuple[str, int, bool]:
         return "", 0, False
     version = manifest.get("cache_version")
     count = manifest.get("document_count")
-    version_ok = isinstance(version, str)
-    count_ok = isinstance(count, int) and not isinstance(count, bool) and count >= 0
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        count = None
     return (
-        version if version_ok else "",
-        count if count_ok else 0,
-        version_ok and count_ok,
+        version if isinstance(version, str) else "",
+        0 if count is None else count,
+        isinstance(version, str) and count is not None,
     )
 
 

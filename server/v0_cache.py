@@ -120,18 +120,17 @@ def _manifest_entries(manifest: Any) -> list[tuple[str, str, str]]:
         and isinstance(count, int)
         and not isinstance(count, bool)
         and count >= 0
-        and isinstance(documents, list)
     )
-    if not valid:
+    if not valid or not isinstance(documents, list):
         raise ContextError("cache_invalid")
     entries: list[tuple[str, str, str]] = []
     for entry in documents:
         if not isinstance(entry, dict):
             raise ContextError("cache_invalid")
-        fields = (entry.get("id"), entry.get("version"), entry.get("file"))
-        if not all(isinstance(field, str) for field in fields):
+        doc_id, version, file = entry.get("id"), entry.get("version"), entry.get("file")
+        if not (isinstance(doc_id, str) and isinstance(version, str) and isinstance(file, str)):
             raise ContextError("cache_invalid")
-        entries.append(fields)  # type: ignore[arg-type]
+        entries.append((doc_id, version, file))
     return entries
 
 
@@ -142,8 +141,9 @@ def _is_rfc3339(value: Any) -> bool:
     offset = match.group(8)
     if offset[0] in "+-" and (int(offset[1:3]) > 23 or int(offset[4:6]) > 59):
         return False
+    year, month, day, hour, minute, second = (int(group) for group in match.groups()[:6])
     try:
-        datetime(*(int(group) for group in match.groups()[:6]))
+        datetime(year, month, day, hour, minute, second)
     except ValueError:
         return False
     return True

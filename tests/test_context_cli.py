@@ -22,7 +22,7 @@ CLI = [sys.executable, "-m", "doc_index.server.context_cli"]
 def run(*args: str | os.PathLike[str], **env: str) -> subprocess.CompletedProcess[bytes]:
     full_env = {**os.environ, **env}
     return subprocess.run(
-        [*CLI, *map(os.fspath, args)], capture_output=True, env=full_env, timeout=120
+        [*CLI, *(os.fspath(arg) for arg in args)], capture_output=True, env=full_env, timeout=120
     )
 
 

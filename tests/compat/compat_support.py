@@ -27,7 +27,12 @@ def run_context(
     """Run the real ``context`` CLI (``python -m doc_index.server.context_cli``)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    command = [sys.executable, "-m", "doc_index.server.context_cli", *map(os.fspath, args)]
+    command = [
+        sys.executable,
+        "-m",
+        "doc_index.server.context_cli",
+        *(os.fspath(arg) for arg in args),
+    ]
     return subprocess.run(command, capture_output=True, env=full_env, timeout=120)
 
 
