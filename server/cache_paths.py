@@ -35,9 +35,13 @@ _IO_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EIO})
 
 
 def resolve_cache_name(root: Path, name: str, *, verify_tree: bool = True) -> Path:
-    """The real path of cache ``name`` under ``root``; ContextError("cache_missing") otherwise."""
+    """The real path of cache ``name`` under ``root``; ContextError("cache_missing") otherwise.
+
+    ``verify_tree=False`` skips the walk of the cache's tree, for a caller that runs
+    :func:`verify_cache_tree` itself (the MCP server does it once per cache generation).
+    """
     check_cache_name(name)
-    root_real = _real_root(root)
+    root_real = real_root(root)
     real = os.path.realpath(os.path.join(root_real, name))
     if not is_inside(root_real, real):
         raise ContextError("cache_missing", "cache name resolves outside the root")
@@ -119,7 +123,8 @@ def _check_links(st: os.stat_result) -> None:
         raise ContextError("cache_missing", "hard-linked file in cache")
 
 
-def _real_root(root: Path) -> str:
+def real_root(root: Path) -> str:
+    """The resolved root directory; cache_missing if it is not a directory."""
     try:
         real = os.path.realpath(os.fspath(root))
     except ValueError:  # NUL in the configured root

@@ -56,7 +56,7 @@ def cache_stamp(cache_dir: Path) -> CacheStamp | None:
 class WarmCaches:
     """Thread-safe memo of loaded caches keyed by directory and kind, checked by stamp."""
 
-    def __init__(self, max_entries: int = 16) -> None:
+    def __init__(self, max_entries: int = 32) -> None:
         self._max_entries = max_entries
         self._entries: OrderedDict[tuple[str, Hashable], tuple[CacheStamp, Any]] = OrderedDict()
         self._lock = threading.Lock()
@@ -83,6 +83,11 @@ class WarmCaches:
                 while len(self._entries) > self._max_entries:
                     self._entries.popitem(last=False)
         return value
+
+    def discard(self, cache_dir: Path, kind: Hashable) -> None:
+        """Forget one entry (its value turned out stale while being used)."""
+        with self._lock:
+            self._entries.pop((os.fspath(cache_dir), kind), None)
 
     def clear(self) -> None:
         with self._lock:

@@ -1,0 +1,169 @@
+"""``doc-index serve``: the read-only MCP server on stdio.
+
+Built on the official SDK's low-level ``mcp.server.lowlevel.Server`` (handshake,
+dispatch, cancellation, both protocol eras) behind this project's stdio transport
+(:mod:`.mcp_wire`, :mod:`.mcp_transport`). Tools come from :mod:`.mcp_tools`; their
+results are the bytes of the ``context`` CLI, as one text content item.
+
+Start-up: importing the SDK costs about a second (pydantic building the protocol
+models), so nothing here imports it at module level. :func:`run` starts reading stdin
+and answers ``initialize`` first, then imports the SDK while the client reads that
+answer; requests that arrive meanwhile wait in a queue.
+
+The server reads caches only: it writes no file (bytecode caching is off while it
+runs), opens no network socket, sends OpenTelemetry nowhere (the SDK's middleware is
+removed) and logs to stderr only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import queue
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from doc_index import __version__
+
+from .errors import ContextError
+from .mcp_tools import (
+    CANONICAL_NAMES,
+    LIST_CACHES,
+    RESOLVE,
+    TOOL_NAME_STYLES,
+    ToolCalls,
+    ToolReply,
+    published_name,
+    tool_definitions,
+)
+from .mcp_wire import FastInitialize, Reader, Wire
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+
+logger = logging.getLogger("doc_index.server.mcp")
+
+SERVER_NAME = "doc-index"
+CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
+DEFAULT_ROOT_ENV = "DOC_INDEX_ROOT"
+
+
+def instructions(style: str) -> str:
+    list_caches = published_name(LIST_CACHES, style)
+    resolve = published_name(RESOLVE, style)
+    return (
+        f"Read-only documentation caches. Call {list_caches} to see the cache names, then "
+        f"{resolve} with a cache name, a query and a token budget to get the relevant sections."
+    )
+
+
+def fast_initialize(style: str) -> FastInitialize:
+    return FastInitialize(
+        server_info={"name": SERVER_NAME, "version": __version__},
+        capabilities=CAPABILITIES,
+        instructions=instructions(style),
+    )
+
+
+def build_server(calls: ToolCalls, style: str) -> Server[Any]:
+    """The SDK server with the three tools; tool code runs one call at a time off the loop."""
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
+    limiter = anyio.CapacityLimiter(1)
+    tools = tool_definitions(style)
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
+        return {"tools": tools}
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
+        if params.name not in CANONICAL_NAMES:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        try:
+            reply = await anyio.to_thread.run_sync(
+                calls.call, params.name, params.arguments, limiter=limiter
+            )
+        except Exception:  # ToolCalls.call never raises; this is the last line of defence
+            logger.exception("tool %s failed", params.name)
+            reply = ToolReply(ContextError("internal_error").to_json_text(), is_error=True)
+        result: dict[str, Any] = {"content": [{"type": "text", "text": reply.text}]}
+        if reply.is_error:
+            result["isError"] = True
+        return result
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=instructions(style),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    server.middleware.clear()  # the OpenTelemetry middleware: no tracing from a read-only tool
+    return server
+
+
+def run(root: Path, tool_names: str = "dotted", *, fast_init: bool = True) -> int:
+    """Serve MCP on stdin/stdout until stdin closes; the exit status."""
+    if tool_names not in TOOL_NAME_STYLES:
+        raise ValueError(f"tool_names must be one of {TOOL_NAME_STYLES}, not {tool_names!r}")
+    sys.dont_write_bytecode = True
+    _configure_logging()
+    wire = Wire.claim_stdio()
+    inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
+    Reader(wire, inbox, fast_initialize(tool_names) if fast_init else None).start()
+    try:
+        return _serve(Path(root), tool_names, wire, inbox)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        wire.restore()
+
+
+def _serve(root: Path, style: str, wire: Wire, inbox: queue.SimpleQueue[object]) -> int:
+    import anyio
+
+    from .mcp_transport import StdioBridge
+
+    if not root.is_dir():
+        logger.warning("cache root %s is not a directory (yet)", root)
+    calls = ToolCalls(root)
+    server = build_server(calls, style)
+    options = server.create_initialization_options()
+
+    async def main() -> None:
+        await StdioBridge(wire, inbox).serve(server, options)
+
+    anyio.run(main)
+    return 0
+
+
+def _configure_logging() -> None:
+    logging.basicConfig(
+        level=logging.WARNING,
+        stream=sys.stderr,
+        format="doc-index serve: %(levelname)s: %(name)s: %(message)s",
+    )
+
+
+def default_root() -> Path:
+    env = os.environ.get(DEFAULT_ROOT_ENV)
+    return Path(env) if env else Path.home() / ".doc-index"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="doc-index serve", description="Serve the caches under ROOT over MCP on stdio."
+    )
+    parser.add_argument("--root", type=Path, default=None, help="cache root (default ~/.doc-index)")
+    parser.add_argument("--tool-names", choices=TOOL_NAME_STYLES, default="dotted")
+    args = parser.parse_args(argv)
+    return run(args.root if args.root is not None else default_root(), args.tool_names)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

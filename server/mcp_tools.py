@@ -1,0 +1,231 @@
+"""The three MCP tools: names, input schemas, argument checks and the error mapping.
+
+SDK-free and synchronous: :meth:`ToolCalls.call` turns ``(tool, arguments)`` into the
+text the ``context`` CLI would print, or a spec error text, and never raises.
+
+Arguments are checked before any file is touched; a bad argument is a tool error with
+the spec code that names it (``additionalProperties: false`` is enforced too):
+
+================  ==================================================  ==============
+tool              argument problem                                    code
+================  ==================================================  ==============
+resolve           unknown argument                                    invalid_query
+resolve           ``budget`` missing / not an integer (bool too)      invalid_budget
+resolve           ``query`` missing / not a string                    invalid_query
+resolve           ``cache`` missing / not a string / not a cache      cache_missing
+inspect_cache     unknown argument, ``cache`` missing / bad           cache_missing
+list_caches       any argument (the root is the server's)             cache_missing
+================  ==================================================  ==============
+
+``budget`` is a JSON number with no fractional part (JSON Schema ``integer``), so
+``4000.0`` is 4000. Checks run in the order of ``tools.resolve`` (budget, query, cache),
+so a call with several problems gets the error the CLI would give; query content is
+judged by ``tools`` exactly as for the CLI. An OSError escaping ``tools`` is
+``io_error``; any other exception is ``internal_error`` (logged to stderr with its
+traceback, never sent to the client).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .cache_paths import real_root, resolve_cache_name, verify_cache_tree
+from .errors import ContextError
+from .warm_caches import WarmCaches
+
+logger = logging.getLogger("doc_index.server.mcp")
+
+RESOLVE = "context.resolve"
+LIST_CACHES = "context.list_caches"
+INSPECT_CACHE = "context.inspect_cache"
+DOTTED_NAMES = (RESOLVE, LIST_CACHES, INSPECT_CACHE)
+TOOL_NAME_STYLES = ("dotted", "underscore")
+
+# Either spelling is accepted whatever the published style is.
+CANONICAL_NAMES: dict[str, str] = {
+    **{name: name for name in DOTTED_NAMES},
+    **{name.replace(".", "_"): name for name in DOTTED_NAMES},
+}
+
+_CACHE_PROPERTY = {
+    "type": "string",
+    "description": "Name of a cache directory under the server's cache root "
+    "(as listed by {list_caches}).",
+}
+
+
+def published_name(canonical: str, style: str) -> str:
+    return canonical.replace(".", "_") if style == "underscore" else canonical
+
+
+def tool_definitions(style: str) -> list[dict[str, Any]]:
+    """The tools/list entries, in the spec's order, for tool-name ``style``."""
+    if style not in TOOL_NAME_STYLES:
+        raise ValueError(f"unknown tool-name style {style!r}")
+    cache_property = dict(_CACHE_PROPERTY)
+    cache_property["description"] = cache_property["description"].format(
+        list_caches=published_name(LIST_CACHES, style)
+    )
+    read_only = {
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    return [
+        {
+            "name": published_name(RESOLVE, style),
+            "description": "Resolve a natural-language query against a pre-built context cache "
+            "and return a deterministic, explainable set of documents within a token budget.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "cache": cache_property,
+                    "query": {"type": "string", "description": "Natural-language query"},
+                    "budget": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 10_000_000,
+                        "description": "Maximum token budget",
+                    },
+                },
+                "required": ["cache", "query", "budget"],
+                "additionalProperties": False,
+            },
+            "annotations": read_only,
+        },
+        {
+            "name": published_name(LIST_CACHES, style),
+            "description": "List the context caches under the server's cache root.",
+            "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+            "annotations": read_only,
+        },
+        {
+            "name": published_name(INSPECT_CACHE, style),
+            "description": "Inspect a context cache: version, document count, size, validity.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"cache": cache_property},
+                "required": ["cache"],
+                "additionalProperties": False,
+            },
+            "annotations": read_only,
+        },
+    ]
+
+
+@dataclass(frozen=True)
+class ToolReply:
+    """What a tools/call returns: the text content and whether it is a tool error."""
+
+    text: str
+    is_error: bool = False
+
+
+Backend = Any  # a module-like object with resolve / inspect_cache / list_caches
+
+
+class ToolCalls:
+    """Runs tool calls against the caches under ``root``.
+
+    Parsed caches stay warm in ``self.warm`` between calls. ``backend`` replaces the
+    ``tools`` module (tests inject faults with it); it is then called without warming.
+    """
+
+    def __init__(self, root: Path, backend: Backend | None = None) -> None:
+        self.root = Path(root)
+        self.warm = WarmCaches()
+        self._backend = backend
+
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            from . import tools
+
+            self._backend = tools
+        return self._backend
+
+    def _resolve_text(self, cache_dir: Path, query: str, budget: int) -> str:
+        if self._backend is not None:
+            return self._backend.resolve(cache_dir, query, budget)
+        import inspect
+
+        from . import tools
+
+        if "warm" in inspect.signature(tools.resolve).parameters:
+            return tools.resolve(cache_dir, query, budget, warm=self.warm)
+        from .warm_resolve import resolve_warm
+
+        return resolve_warm(self.warm, cache_dir, query, budget)
+
+    def call(self, tool: str, arguments: dict[str, Any] | None) -> ToolReply:
+        """Run tool ``tool`` (either spelling); unknown names raise KeyError."""
+        handler: Callable[[dict[str, Any]], str] = {
+            RESOLVE: self._resolve,
+            LIST_CACHES: self._list_caches,
+            INSPECT_CACHE: self._inspect_cache,
+        }[CANONICAL_NAMES[tool]]
+        try:
+            return ToolReply(handler({} if arguments is None else arguments))
+        except ContextError as exc:
+            if exc.code == "internal_error":
+                logger.error("tool %s: internal error: %s", tool, exc)
+            return ToolReply(exc.to_json_text(), is_error=True)
+        except OSError as exc:
+            logger.error("tool %s: %s", tool, exc)
+            return ToolReply(ContextError("io_error").to_json_text(), is_error=True)
+        except Exception:
+            logger.exception("tool %s raised", tool)
+            return ToolReply(ContextError("internal_error").to_json_text(), is_error=True)
+
+    def _resolve(self, args: dict[str, Any]) -> str:
+        from .tools import check_budget
+
+        if set(args) - {"cache", "query", "budget"}:
+            raise ContextError("invalid_query", "unknown argument")
+        # The order of tools.resolve: budget, then query, then the cache.
+        budget = check_budget(_integer(args.get("budget")))
+        query = args.get("query")
+        if not isinstance(query, str):
+            raise ContextError("invalid_query", "query must be a string")
+        return self._resolve_text(self._cache_dir(args.get("cache")), query, budget)
+
+    def _inspect_cache(self, args: dict[str, Any]) -> str:
+        if set(args) - {"cache"}:
+            raise ContextError("cache_missing", "unknown argument")
+        return self.backend.inspect_cache(self._cache_dir(args.get("cache")))
+
+    def _list_caches(self, args: dict[str, Any]) -> str:
+        if args:
+            raise ContextError("cache_missing", "list_caches takes no arguments")
+        return self.backend.list_caches(self.root)
+
+    def _cache_dir(self, name: object) -> Path:
+        """Resolve ``name`` and verify the cache's tree once per cache generation.
+
+        The walk (symlinks and hard links leaving the root) is memoized with the same
+        stamp as the loaded caches: a rebuild is a new directory and is walked again.
+        """
+        if not isinstance(name, str):
+            raise ContextError("cache_missing", "cache must be a string")
+        cache_dir = resolve_cache_name(self.root, name, verify_tree=False)
+        root_real = real_root(self.root)
+        self.warm.get(cache_dir, "tree", lambda d: verify_cache_tree(root_real, os.fspath(d)))
+        return cache_dir
+
+
+def _integer(value: object) -> int:
+    """A JSON integer (``4000`` or ``4000.0``) as int; invalid_budget otherwise."""
+    if isinstance(value, bool):
+        raise ContextError("invalid_budget", "budget must be an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    raise ContextError("invalid_budget", "budget must be an integer")

@@ -1,0 +1,123 @@
+"""`doc-index serve` driven by the official SDK client (stdio_client + ClientSession)."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from doc_index.server.errors import EXIT_CODES
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_support import CACHE_NAMES, context_cli, error_text, make_root
+
+CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_root(tmp_path_factory.mktemp("sdk") / "root")
+
+
+def params(root: Path, style: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "doc_index.server.mcp_server", "--root", str(root), "--tool-names", style],
+    )
+
+
+def expected(args: list[str]) -> tuple[str, bool]:
+    return _expected(tuple(args))
+
+
+@functools.cache
+def _expected(args: tuple[str, ...]) -> tuple[str, bool]:
+    done = context_cli(*args)
+    if done.returncode == 0:
+        return done.stdout.decode("utf-8"), False
+    return error_text(CODE_OF_EXIT[done.returncode]), True
+
+
+def only_text(result: types.CallToolResult) -> str:
+    assert result.structured_content is None
+    assert len(result.content) == 1
+    item = result.content[0]
+    assert isinstance(item, types.TextContent)
+    return item.text
+
+
+async def session_run(root: Path, style: str, body: Any) -> Any:
+    async with (
+        stdio_client(params(root, style)) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        init = await session.initialize()
+        assert init.server_info.name == "doc-index"
+        return await body(session)
+
+
+@pytest.mark.parametrize("style", ["dotted", "underscore"])
+def test_sdk_client_session(root: Path, style: str) -> None:
+    sep = "." if style == "dotted" else "_"
+    names = [f"context{sep}{tool}" for tool in ("resolve", "list_caches", "inspect_cache")]
+
+    async def body(session: ClientSession) -> None:
+        listed = await session.list_tools()
+        assert [tool.name for tool in listed.tools] == names
+        await session.send_ping()
+        for cache in CACHE_NAMES:
+            for query, budget in [("deployment", 4000), ("deployment security", 10), ("", 0)]:
+                result = await session.call_tool(
+                    names[0], {"cache": cache, "query": query, "budget": budget}
+                )
+                text, is_error = expected(
+                    ["resolve", "--cache", str(root / cache), "--query", query,
+                     "--budget", str(budget)]
+                )
+                assert only_text(result) == text
+                assert result.is_error is is_error
+            result = await session.call_tool(names[2], {"cache": cache})
+            assert only_text(result) == expected(["inspect", "--cache", str(root / cache)])[0]
+        result = await session.call_tool(names[1], {})
+        assert only_text(result) == expected(["list-caches", "--root", str(root)])[0]
+        missing = await session.call_tool(names[0], {"cache": "../x", "query": "q", "budget": 1})
+        assert missing.is_error is True
+        assert only_text(missing) == error_text("cache_missing")
+
+    anyio.run(session_run, root, style, body)
+
+
+def test_sdk_client_accepts_both_spellings(root: Path) -> None:
+    async def body(session: ClientSession) -> None:
+        dotted = await session.call_tool("context.list_caches", {})
+        underscore = await session.call_tool("context_list_caches", {})
+        assert only_text(dotted) == only_text(underscore)
+
+    anyio.run(session_run, root, "underscore", body)
+
+
+def test_sdk_client_concurrent_calls(root: Path) -> None:
+    async def body(session: ClientSession) -> None:
+        results: dict[int, str] = {}
+
+        async def one(i: int) -> None:
+            cache = CACHE_NAMES[i % len(CACHE_NAMES)]
+            result = await session.call_tool(
+                "context.resolve", {"cache": cache, "query": "deployment", "budget": 100}
+            )
+            results[i] = only_text(result)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(20):
+                tg.start_soon(one, i)
+        assert len(results) == 20
+        for i, text in results.items():
+            cache = CACHE_NAMES[i % len(CACHE_NAMES)]
+            args = ["resolve", "--cache", str(root / cache), "--query", "deployment"]
+            assert text == expected([*args, "--budget", "100"])[0]
+
+    anyio.run(session_run, root, "dotted", body)

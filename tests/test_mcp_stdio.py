@@ -1,0 +1,601 @@
+"""`doc-index serve` end to end over real pipes, in raw newline-delimited JSON-RPC.
+
+The server is spawned as ``python -m doc_index.server.mcp_server --root ROOT`` on a copy
+of the Context Engine fixture caches; tool texts are compared byte for byte with the
+stdout of the ``context`` CLI (``python -m doc_index.server.context_cli``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from doc_index.server.errors import EXIT_CODES
+from mcp_support import (
+    CACHE_NAMES,
+    FIXTURES,
+    RawServer,
+    context_cli,
+    error_text,
+    fixture_queries,
+    initialize,
+    make_root,
+    python_argv,
+    result_text,
+    server_argv,
+    tool_call,
+)
+
+CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}
+DOTTED = ["context.resolve", "context.list_caches", "context.inspect_cache"]
+UNDERSCORE = ["context_resolve", "context_list_caches", "context_inspect_cache"]
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_root(tmp_path_factory.mktemp("mcp") / "root")
+
+
+@pytest.fixture(scope="module")
+def server(root: Path) -> Any:
+    """One initialized dotted-name server shared by the read-only tests of this module."""
+    with RawServer(server_argv(root)) as srv:
+        assert srv.request(initialize())["result"]["protocolVersion"] == "2024-11-05"
+        yield srv
+
+
+def call(srv: RawServer, name: str, arguments: Any, request_id: int = 99) -> dict[str, Any]:
+    response = srv.request(tool_call(request_id, name, arguments))
+    assert response["id"] == request_id, response
+    return response
+
+
+def tool_error(response: dict[str, Any]) -> str:
+    assert response["result"].get("isError") is True, response
+    return result_text(response)
+
+
+def cli_expectation(args: list[str]) -> tuple[str, bool]:
+    """What the tool must return for these CLI args: (stdout, False) or (error text, True)."""
+    done = context_cli(*args)
+    if done.returncode == 0:
+        return done.stdout.decode("utf-8"), False
+    assert done.stdout == b""
+    return error_text(CODE_OF_EXIT[done.returncode]), True
+
+
+# handshake and listing ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("asked", "answered"),
+    [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("1999-01-01", "2025-11-25"),
+    ],
+)
+def test_initialize_answers_the_clients_protocol_version(
+    root: Path, asked: str, answered: str
+) -> None:
+    with RawServer(server_argv(root)) as srv:
+        response = srv.request(initialize(7, asked))
+        assert response["id"] == 7
+        result = response["result"]
+        assert result["protocolVersion"] == answered
+        assert result["serverInfo"]["name"] == "doc-index"
+        assert result["capabilities"] == {"tools": {"listChanged": False}}
+        assert srv.close() == []
+        assert b"differs" not in srv.stderr
+
+
+def test_the_early_initialize_answer_is_the_sdks_answer(root: Path) -> None:
+    """The answer sent before the SDK is loaded is byte-identical to the SDK's own."""
+    for style in ("dotted", "underscore"):
+        for version in ("2024-11-05", "2025-11-25", "2030-01-01"):
+            frames = []
+            for fast in (True, False):
+                code = (
+                    "import sys; from pathlib import Path; "
+                    "from doc_index.server.mcp_server import run; "
+                    f"sys.exit(run(Path({str(root)!r}), {style!r}, fast_init={fast}))"
+                )
+                with RawServer(python_argv(code)) as srv:
+                    srv.send(initialize("x", version))
+                    frames.append(srv.recv_line())
+                    srv.close()
+            assert frames[0] == frames[1]
+
+
+def test_handshake_versions_match_the_sdk() -> None:
+    from doc_index.server import mcp_wire
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+
+    assert mcp_wire.HANDSHAKE_PROTOCOL_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
+    assert mcp_wire.LATEST_HANDSHAKE_VERSION == LATEST_HANDSHAKE_VERSION
+
+
+@pytest.mark.parametrize(("style", "names"), [("dotted", DOTTED), ("underscore", UNDERSCORE)])
+def test_tools_list_has_exactly_the_three_tools(root: Path, style: str, names: list[str]) -> None:
+    with RawServer(server_argv(root, style)) as srv:
+        srv.request(initialize())
+        tools = srv.request({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["result"]["tools"]
+    assert [tool["name"] for tool in tools] == names
+    schemas = {tool["name"]: tool["inputSchema"] for tool in tools}
+    for schema in schemas.values():
+        assert schema["type"] == "object"
+        assert schema["additionalProperties"] is False
+    assert schemas[names[0]]["required"] == ["cache", "query", "budget"]
+    assert schemas[names[0]]["properties"]["budget"]["type"] == "integer"
+    assert schemas[names[1]]["properties"] == {}
+    assert schemas[names[2]]["required"] == ["cache"]
+    assert "structuredContent" not in json.dumps(tools)
+
+
+@pytest.mark.parametrize("style", ["dotted", "underscore"])
+def test_both_spellings_are_accepted(root: Path, style: str) -> None:
+    expected, _ = cli_expectation(["list-caches", "--root", str(root)])
+    with RawServer(server_argv(root, style)) as srv:
+        srv.request(initialize())
+        for i, name in enumerate(["context.list_caches", "context_list_caches"]):
+            assert result_text(call(srv, name, {}, i)) == expected
+
+
+def test_calls_work_without_the_initialized_notification(root: Path) -> None:
+    expected, _ = cli_expectation(["list-caches", "--root", str(root)])
+    with RawServer(server_argv(root)) as srv:
+        srv.send(initialize(), tool_call(1, "context.list_caches", {}))
+        srv.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        srv.send(tool_call(3, "context.inspect_cache", {"cache": "minimal"}))
+        responses = {r["id"]: r for r in [srv.recv() for _ in range(4)]}
+        assert result_text(responses[1]) == expected
+        assert len(responses[2]["result"]["tools"]) == 3
+        assert "isError" not in responses[3]["result"]
+
+
+# tool texts are the CLI's bytes ------------------------------------------------------
+
+
+@pytest.mark.parametrize("cache", CACHE_NAMES)
+def test_resolve_texts_equal_the_cli(server: RawServer, root: Path, cache: str) -> None:
+    for i, (name, q) in enumerate(fixture_queries().items()):
+        args = ["resolve", "--cache", str(root / cache), "--query", q["query"]]
+        expected, is_error = cli_expectation([*args, "--budget", str(q["budget"])])
+        arguments = {"cache": cache, "query": q["query"], "budget": q["budget"]}
+        response = call(server, "context.resolve", arguments, i)
+        assert result_text(response) == expected, name
+        assert response["result"].get("isError", False) is is_error
+
+
+@pytest.mark.parametrize("cache", CACHE_NAMES)
+def test_inspect_texts_equal_the_cli(server: RawServer, root: Path, cache: str) -> None:
+    expected, is_error = cli_expectation(["inspect", "--cache", str(root / cache)])
+    response = call(server, "context.inspect_cache", {"cache": cache})
+    assert result_text(response) == expected
+    assert response["result"].get("isError", False) is is_error
+
+
+def test_list_caches_text_equals_the_cli(server: RawServer, root: Path) -> None:
+    expected, _ = cli_expectation(["list-caches", "--root", str(root)])
+    assert result_text(call(server, "context.list_caches", {})) == expected
+    assert result_text(call(server, "context.list_caches", None)) == expected
+
+
+@pytest.mark.parametrize(
+    ("cache", "query_file", "golden"),
+    [
+        ("minimal", "basic", "minimal_basic"),
+        ("minimal", "zero_budget", "minimal_zero_budget"),
+        ("realistic", "basic", "realistic_basic"),
+        ("realistic", "multi_term", "realistic_multi_term"),
+        ("tie_break", "tie_break", "tie_break_ordering"),
+        ("tie_break", "no_match", "tie_break_zero_score"),
+    ],
+)
+def test_resolve_goldens(server: RawServer, cache: str, query_file: str, golden: str) -> None:
+    q = fixture_queries()[query_file]
+    text = result_text(call(server, "context.resolve", {"cache": cache, **q}))
+    expected = (FIXTURES / "expected" / f"{golden}.json").read_text()
+    assert text.rstrip("\n") == expected.rstrip("\n")
+
+
+def test_missing_cache_result_is_the_fixture_byte_for_byte(server: RawServer) -> None:
+    for i, name in enumerate(["context.resolve", "context_resolve"]):
+        server.send(tool_call(i, name, {"cache": "does-not-exist", "query": "x", "budget": 10}))
+        line = server.recv_line().rstrip(b"\n")
+        prefix = b'{"jsonrpc":"2.0","id":%d,"result":' % i
+        assert line.startswith(prefix) and line.endswith(b"}")
+        expected = (FIXTURES / "expected" / "mcp_error_cache_missing.json").read_bytes()
+        assert line[len(prefix) : -1] == expected.rstrip(b"\n")
+
+
+# errors ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code"),
+    [
+        ({"cache": "nope", "query": "x", "budget": 10}, "cache_missing"),
+        ({"query": "x", "budget": 10}, "cache_missing"),
+        ({"cache": 5, "query": "x", "budget": 10}, "cache_missing"),
+        ({"cache": None, "query": "x", "budget": 10}, "cache_missing"),
+        ({"cache": "minimal", "budget": 10}, "invalid_query"),
+        ({"cache": "minimal", "query": 5, "budget": 10}, "invalid_query"),
+        ({"cache": "minimal", "query": ["x"], "budget": 10}, "invalid_query"),
+        ({"cache": "minimal", "query": None, "budget": 10}, "invalid_query"),
+        ({"cache": "minimal", "query": "x", "budget": 10, "extra": 1}, "invalid_query"),
+        ({"cache": "minimal", "query": "x"}, "invalid_budget"),
+        ({"cache": "minimal", "query": "x", "budget": -1}, "invalid_budget"),
+        ({"cache": "minimal", "query": "x", "budget": "10"}, "invalid_budget"),
+        ({"cache": "minimal", "query": "x", "budget": True}, "invalid_budget"),
+        ({"cache": "minimal", "query": "x", "budget": 1.5}, "invalid_budget"),
+        ({"cache": "minimal", "query": "x", "budget": None}, "invalid_budget"),
+        ({"cache": "minimal", "query": "x", "budget": [10]}, "invalid_budget"),
+        ({"cache": "minimal", "query": "x", "budget": 10_000_001}, "invalid_budget"),
+        ({"cache": "minimal", "query": "x", "budget": 10**30}, "invalid_budget"),
+        ({}, "invalid_budget"),
+    ],
+)
+def test_resolve_argument_errors(server: RawServer, arguments: dict[str, Any], code: str) -> None:
+    assert tool_error(call(server, "context.resolve", arguments)) == error_text(code)
+
+
+def test_integral_float_budget_is_an_integer(server: RawServer, root: Path) -> None:
+    expected, _ = cli_expectation(
+        ["resolve", "--cache", str(root / "minimal"), "--query", "hello", "--budget", "4000"]
+    )
+    arguments = {"cache": "minimal", "query": "hello", "budget": 4000.0}
+    assert result_text(call(server, "context.resolve", arguments)) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "code"),
+    [
+        ("context.inspect_cache", {}, "cache_missing"),
+        ("context.inspect_cache", {"cache": 1}, "cache_missing"),
+        ("context.inspect_cache", {"cache": "minimal", "extra": 1}, "cache_missing"),
+        ("context.inspect_cache", {"cache": "nope"}, "cache_missing"),
+        ("context.list_caches", {"root": "/"}, "cache_missing"),
+    ],
+)
+def test_other_argument_errors(
+    server: RawServer, name: str, arguments: dict[str, Any], code: str
+) -> None:
+    assert tool_error(call(server, name, arguments)) == error_text(code)
+
+
+def test_cache_invalid(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    (root / "broken").mkdir()
+    (root / "broken" / "manifest.json").write_text("not valid json")
+    expected, is_error = cli_expectation(
+        ["resolve", "--cache", str(root / "broken"), "--query", "x", "--budget", "10"]
+    )
+    assert is_error and expected == error_text("cache_invalid")
+    with RawServer(server_argv(root)) as srv:
+        srv.request(initialize())
+        arguments = {"cache": "broken", "query": "x", "budget": 10}
+        assert tool_error(call(srv, "context.resolve", arguments)) == expected
+
+
+FAULTS = """
+import errno, sys
+from pathlib import Path
+from doc_index.server import tools, warm_resolve
+def io_error(*args, **kwargs):
+    raise OSError(errno.EIO, "Input/output error")
+def crash(*args, **kwargs):
+    raise RuntimeError("secret detail /etc/passwd")
+def noisy(*args, **kwargs):
+    print("stray output from a tool")
+    sys.stdout.flush()
+    return "fine\\n"
+tools.resolve = warm_resolve.resolve_warm = io_error
+tools.inspect_cache = crash
+tools.list_caches = noisy
+from doc_index.server.mcp_server import main
+sys.exit(main(["--root", {root!r}]))
+"""
+
+
+def test_io_error_internal_error_and_stray_output(root: Path) -> None:
+    with RawServer(python_argv(FAULTS.format(root=str(root)))) as srv:
+        srv.request(initialize())
+        resolve = call(srv, "context.resolve", {"cache": "minimal", "query": "x", "budget": 1})
+        assert tool_error(resolve) == error_text("io_error")
+        inspect = call(srv, "context.inspect_cache", {"cache": "minimal"})
+        assert tool_error(inspect) == error_text("internal_error")
+        assert "secret" not in json.dumps(inspect)
+        assert result_text(call(srv, "context.list_caches", {})) == "fine\n"
+        assert srv.close() == []
+    assert b"stray output from a tool" in srv.stderr
+    assert b"RuntimeError" in srv.stderr  # the traceback is logged, on stderr only
+
+
+def test_unknown_tool_is_invalid_params(server: RawServer) -> None:
+    response = call(server, "context.delete", {"cache": "minimal"})
+    assert response["error"]["code"] == -32602
+
+
+def test_arguments_that_are_not_an_object(server: RawServer) -> None:
+    # Rejected by the SDK's tools/call schema before any tool runs: a protocol error.
+    response = call(server, "context.resolve", ["minimal", "x", 10])
+    assert response["error"]["code"] == -32602
+    assert "result" in call(server, "context.list_caches", {})
+
+
+# traversal ---------------------------------------------------------------------------
+
+
+def test_traversal_attempts_are_cache_missing(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    outside = tmp_path / "outside"
+    shutil.copytree(root / "minimal", outside / "cache")
+    (root / "escape").symlink_to(outside / "cache")
+    (root / "hardlinked").mkdir()
+    os.link(outside / "cache" / "manifest.json", root / "hardlinked" / "manifest.json")
+    (root / "inner-escape").mkdir()
+    (root / "inner-escape" / "manifest.json").symlink_to(outside / "cache" / "manifest.json")
+    names = [
+        "..",
+        "../outside/cache",
+        "minimal/../../outside/cache",
+        "/etc",
+        "/etc/passwd",
+        str(outside / "cache"),
+        str(root / "minimal"),
+        "\\minimal",
+        "..\\outside",
+        "minimal\x00",
+        "",
+        "escape",
+        "hardlinked",
+        "inner-escape",
+    ]
+    with RawServer(server_argv(root)) as srv:
+        srv.request(initialize())
+        for i, name in enumerate(names):
+            resolve = call(srv, "context.resolve", {"cache": name, "query": "x", "budget": 9}, i)
+            assert tool_error(resolve) == error_text("cache_missing"), name
+            inspect = call(srv, "context.inspect_cache", {"cache": name}, i)
+            assert tool_error(inspect) == error_text("cache_missing"), name
+
+
+# transport robustness ----------------------------------------------------------------
+
+
+def test_every_request_read_before_eof_is_answered_while_the_sdk_loads(root: Path) -> None:
+    calls = [
+        tool_call(i, "context.resolve", {"cache": "realistic", "query": "deployment", "budget": 50})
+        for i in range(1, 31)
+    ]
+    with RawServer(server_argv(root)) as srv:
+        srv.send(initialize(), *calls)
+        responses = srv.close()
+    assert responses[0]["id"] == 0 and "protocolVersion" in responses[0]["result"]
+    answered = {r["id"]: r for r in responses[1:]}
+    assert sorted(answered) == list(range(1, 31)) and len(responses) == 31
+    assert all("isError" not in r["result"] for r in answered.values())
+    assert len({result_text(r) for r in answered.values()}) == 1
+    assert srv.proc.returncode == 0
+
+
+def test_every_request_read_before_eof_is_answered_when_warm(root: Path) -> None:
+    with RawServer(server_argv(root)) as srv:
+        srv.request(initialize())
+        srv.request({"jsonrpc": "2.0", "id": "warm", "method": "tools/list"})
+        srv.send(
+            *[
+                tool_call(i, "context.resolve", {"cache": "minimal", "query": "x", "budget": 9})
+                for i in range(40)
+            ],
+            {"jsonrpc": "2.0", "id": "ping", "method": "ping"},
+        )
+        responses = srv.close()
+    assert sorted(str(r["id"]) for r in responses) == sorted([*map(str, range(40)), "ping"])
+    assert all("result" in r for r in responses)
+
+
+def test_pipelined_initialize_and_tools_list_then_eof(root: Path) -> None:
+    with RawServer(server_argv(root)) as srv:
+        srv.send(initialize(), {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        responses = srv.close()
+    assert [r["id"] for r in responses] == [0, 1]
+    assert len(responses[1]["result"]["tools"]) == 3
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"garbage",
+        b"{",
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/list"',
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":NaN}}',
+        b'\xff\xfe{"jsonrpc":"2.0"}',
+        b'{"jsonrpc":"2.0","id":1,"method":"t\xc3"}',
+        b"[" * 100_000,
+    ],
+)
+def test_unparseable_line_gets_parse_error_and_the_server_goes_on(
+    server: RawServer, line: bytes
+) -> None:
+    server.send_raw(line + b"\n")
+    assert server.recv() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": "Parse error"},
+    }
+    assert len(server.request({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["result"])
+
+
+def test_oversized_line_is_a_parse_error(root: Path) -> None:
+    big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * (5 << 20) + b'"}}'
+    with RawServer(server_argv(root)) as srv:
+        srv.send_raw(big + b"\n")
+        assert srv.recv()["error"]["code"] == -32700
+        assert srv.request(initialize(3))["id"] == 3
+
+
+def test_garbage_before_initialize_and_blank_lines(root: Path) -> None:
+    with RawServer(server_argv(root)) as srv:
+        srv.send_raw(b"not json\n\n   \r\n")
+        assert srv.recv()["error"]["code"] == -32700
+        assert srv.request(initialize())["result"]["protocolVersion"] == "2024-11-05"
+
+
+@pytest.mark.parametrize(
+    ("message", "answer_id"),
+    [
+        ([], None),
+        ([{"jsonrpc": "2.0", "id": 1, "method": "ping"}], None),
+        (5, None),
+        ("x", None),
+        ({"jsonrpc": "2.0", "id": 7}, 7),
+        ({"jsonrpc": "1.0", "id": 8, "method": "ping"}, 8),
+        ({"jsonrpc": "2.0", "id": 9, "method": 5}, 9),
+        ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "id": 10, "method": "ping", "params": [1]}, 10),
+    ],
+)
+def test_json_that_is_not_json_rpc_is_an_invalid_request(
+    server: RawServer, message: Any, answer_id: Any
+) -> None:
+    response = server.request(message)
+    assert response["id"] == answer_id
+    assert response["error"]["code"] == -32600
+    assert server.request({"jsonrpc": "2.0", "id": 2, "method": "ping"})["result"] == {}
+
+
+def test_the_server_exits_cleanly_after_garbage(root: Path) -> None:
+    with RawServer(server_argv(root)) as srv:
+        srv.send_raw(b"garbage\n[]\n")
+        srv.send(initialize(), {"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        responses = srv.close()
+    outcome = sorted((str(r["id"]), r.get("error", {}).get("code", 0)) for r in responses)
+    assert outcome == [("0", 0), ("2", 0), ("None", -32700), ("None", -32600)]
+    assert srv.proc.returncode == 0
+
+
+def test_unknown_method(server: RawServer) -> None:
+    response = server.request({"jsonrpc": "2.0", "id": 5, "method": "resources/list"})
+    assert response["error"]["code"] == -32601
+    response = server.request({"jsonrpc": "2.0", "id": 6, "method": "no/such"})
+    assert response["error"]["code"] == -32601
+
+
+def test_a_rebuilt_cache_is_noticed_on_the_next_call(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    shutil.copytree(root / "minimal", root / "swapped")
+    arguments = {"cache": "swapped", "query": "deployment", "budget": 4000}
+    cli = ["resolve", "--cache", str(root / "swapped"), "--query", "deployment", "--budget", "4000"]
+    with RawServer(server_argv(root)) as srv:
+        srv.request(initialize())
+        before, _ = cli_expectation(cli)
+        assert result_text(call(srv, "context.resolve", arguments)) == before
+        assert result_text(call(srv, "context.resolve", arguments)) == before
+        shutil.copytree(root / "realistic", root / ".swapped.new")
+        os.rename(root / "swapped", root / ".swapped.old")
+        os.rename(root / ".swapped.new", root / "swapped")
+        after, _ = cli_expectation(cli)
+        assert after != before
+        assert result_text(call(srv, "context.resolve", arguments)) == after
+        shutil.rmtree(root / "swapped")
+        assert tool_error(call(srv, "context.resolve", arguments)) == error_text("cache_missing")
+
+
+# read-only, no writes, no sockets ----------------------------------------------------
+
+
+def snapshot(path: Path) -> dict[str, tuple[int, int, int]]:
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(path):
+        for name in dirnames + filenames:
+            st = os.lstat(os.path.join(dirpath, name))
+            out[os.path.join(dirpath, name)] = (st.st_mode, st.st_size, st.st_mtime_ns)
+    return out
+
+
+AUDITED = """
+import os, sys
+events = []
+WRITE = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+def hook(event, args):
+    if event == "open":
+        path, mode, flags = args
+        writes = isinstance(mode, str) and any(c in mode for c in "wax+")
+        if writes or (isinstance(flags, int) and flags & WRITE):
+            events.append(f"open for writing: {{path}}")
+    elif event == "socket.__new__" and args[1] != 1:
+        events.append(f"socket family {{args[1]}}")
+    elif event.startswith("socket.") and event != "socket.__new__":
+        events.append(event)
+    elif event in ("os.mkdir", "os.rename", "os.remove", "os.rmdir", "os.link", "os.symlink",
+                   "os.truncate", "os.chmod", "os.chown", "os.utime", "shutil.rmtree"):
+        events.append(event)
+sys.addaudithook(hook)
+import atexit
+atexit.register(lambda: os.write(2, ("AUDIT " + repr(events) + "\\n").encode()))
+from doc_index.server.mcp_server import main
+sys.exit(main(["--root", {root!r}]))
+"""
+
+
+def test_read_only_root_works_and_nothing_is_written(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    for dirpath, _, filenames in os.walk(root):
+        for filename in filenames:
+            os.chmod(os.path.join(dirpath, filename), 0o444)
+        os.chmod(dirpath, 0o555)
+    before = snapshot(tmp_path)
+    try:
+        with RawServer(python_argv(AUDITED.format(root=str(root))), cwd=tmp_path) as srv:
+            srv.request(initialize())
+            for i, cache in enumerate(CACHE_NAMES):
+                arguments = {"cache": cache, "query": "deployment", "budget": 4000}
+                assert "result" in call(srv, "context.resolve", arguments, i)
+                assert "result" in call(srv, "context.inspect_cache", {"cache": cache}, i)
+            assert "result" in call(srv, "context.list_caches", {})
+            srv.close()
+        assert srv.proc.returncode == 0
+        audit = [line for line in srv.stderr.decode().splitlines() if line.startswith("AUDIT ")]
+        assert audit == ["AUDIT []"], srv.stderr.decode()
+        assert snapshot(tmp_path) == before
+    finally:
+        for dirpath, _, _ in os.walk(root):
+            os.chmod(dirpath, 0o755)
+
+
+def test_stdout_carries_only_json_rpc(root: Path) -> None:
+    with RawServer(server_argv(root)) as srv:
+        srv.request(initialize())
+        srv.send_raw(b"garbage\n")
+        srv.send(tool_call(1, "context.resolve", {"cache": "nope", "query": "", "budget": 1}))
+        lines = srv.close()
+    assert all(set(r) == {"jsonrpc", "id", "error"} or "result" in r for r in lines)
+    assert b"unparseable" in srv.stderr
+
+
+def test_a_cancelled_request_does_not_hold_up_the_exit(root: Path) -> None:
+    calls = [
+        tool_call(i, "context.resolve", {"cache": "realistic", "query": "guide", "budget": 50})
+        for i in range(1, 6)
+    ]
+    cancel = {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": 3, "reason": "test"},
+    }
+    with RawServer(server_argv(root)) as srv:
+        srv.send(initialize(), *calls[:3], cancel, *calls[3:])
+        responses = srv.close(timeout=20)
+    ids = {r["id"] for r in responses}
+    assert {0, 1, 2, 4, 5} <= ids <= {0, 1, 2, 3, 4, 5}
+    assert srv.proc.returncode == 0
