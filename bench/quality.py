@@ -98,9 +98,9 @@ class Corpus:
 
     # doc-index ----------------------------------------------------------------------
     def ours_rank(self, query: str) -> list[int]:
-        from doc_index.server.selection import analyze_query, rank
+        from doc_index.server.selection import rank
 
-        return [d for _, _, d, _ in rank(self.cache, analyze_query(query))]
+        return [entry[2] for entry in rank(self.cache, query)]
 
     def ours_budget(self, query: str) -> list[int]:
         from doc_index.server.selection import select

@@ -2,9 +2,20 @@
 
 A word is a run of Unicode letters, digits and ``_``. Identifiers are split as well as
 kept whole: ``url_for`` gives ``url_for``, ``url``; ``BackgroundTasks`` gives
-``backgroundtasks``, ``background``, ``task``. Parts are lowercased, English stopwords
-dropped and the rest stemmed with the Snowball English stemmer. Everything here is
-deterministic and locale-independent.
+``backgroundtasks``, ``background``, ``task``. Parts are lowercased, stopwords dropped,
+common irregular verb forms mapped to their base form (``sent`` -> ``send``) and the rest
+stemmed with the Snowball English stemmer. Everything here is deterministic and
+locale-independent, and the same for documents and queries.
+
+Stopwords are English function words plus the fragments contractions leave
+(``doesn't`` -> ``doesn``, ``t``) and conversational filler that questions are made of
+("I want a way to ..."): words that say nothing about which section answers.
+
+A query is analyzed into *concepts* (:class:`Concept`), one per query word: the word's own
+term, the parts of an identifier, and alternatives from a small table of generic software
+abbreviations and synonyms (``config`` ~ ``configuration``, ``turn off`` ~ ``disable``).
+Scoring takes the best of a concept's forms, so spelling one idea several ways never
+counts it several times.
 """
 
 from __future__ import annotations
@@ -12,20 +23,101 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import Stemmer
 
-ANALYZER_VERSION = 1
+ANALYZER_VERSION = 2
 
 WORD = re.compile(r"\w+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W\d_A-Za-z]+")
 
-STOPWORDS = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "also", "get", "got", "let", "may", "might", "must", "shall", "us", "via"]
+# English function words (the list summaries use for keywords too).
+STOPWORDS = frozenset([
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
+    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
+    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
+    "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself",
+    "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself",
+    "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "of", "off", "on",
+    "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same",
+    "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them",
+    "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+    "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which",
+    "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself",
+    "yourselves", "also", "get", "got", "let", "may", "might", "must", "shall", "us", "via"
+])
+
+# What search ignores besides: contraction fragments and conversational filler.
+SEARCH_STOPWORDS = STOPWORDS | frozenset(
+    ["s", "t", "d", "m", "ll", "re", "ve", "don", "doesn", "didn", "isn", "aren", "wasn",
+     "weren", "hasn", "haven", "hadn", "won", "wouldn", "shouldn", "couldn", "cannot",
+     "mustn", "needn", "shan", "ain", "want", "wants", "wanted", "wanting", "possible",
+     "possibly", "something", "somehow", "somewhere", "anything", "anyway", "thing",
+     "things", "way", "ways", "please", "like", "able", "actually", "really", "basically",
+     "simply", "exactly", "even", "ever", "always", "still", "already", "instead",
+     "every", "several", "whether", "etc", "e", "g", "ie", "eg", "else", "sure", "okay",
+     "ok", "yes", "anymore", "somebody", "someone", "anyone", "everyone", "whatever",
+     "whenever", "wherever", "however", "although", "though", "unless", "within",
+     "without", "onto", "upon", "toward", "towards", "across", "around", "among"]
 )
+
+# Irregular English verb forms the stemmer leaves apart from their base.
+IRREGULAR = {
+    "sent": "send", "ran": "run", "began": "begin", "begun": "begin", "built": "build",
+    "brought": "bring", "bought": "buy", "caught": "catch", "chose": "choose",
+    "chosen": "choose", "came": "come", "drew": "draw", "drawn": "draw", "drove": "drive",
+    "fed": "feed", "felt": "feel", "found": "find", "forgot": "forget",
+    "forgotten": "forget", "froze": "freeze", "frozen": "freeze", "gave": "give",
+    "given": "give", "went": "go", "gone": "go", "grew": "grow", "grown": "grow",
+    "held": "hold", "hid": "hide", "hidden": "hide", "kept": "keep", "knew": "know",
+    "known": "know", "led": "lead", "lost": "lose", "made": "make", "meant": "mean",
+    "overrode": "override", "overridden": "override", "paid": "pay", "rewrote": "rewrite",
+    "rewritten": "rewrite", "rode": "ride", "rose": "rise", "risen": "rise", "said": "say",
+    "saw": "see", "seen": "see", "sold": "sell", "shown": "show", "shook": "shake",
+    "spoke": "speak", "spoken": "speak", "spent": "spend", "stood": "stand",
+    "stole": "steal", "stolen": "steal", "struck": "strike", "taught": "teach",
+    "thought": "think", "threw": "throw", "thrown": "throw", "told": "tell", "took": "take",
+    "taken": "take", "understood": "understand", "woke": "wake", "wore": "wear",
+    "worn": "wear", "wrote": "write", "written": "write", "broke": "break",
+    "broken": "break", "fell": "fall", "fallen": "fall", "hung": "hang", "sought": "seek",
+    "slept": "sleep", "spun": "spin", "swept": "sweep", "torn": "tear", "tore": "tear",
+}
+
+# Generic software abbreviations and near-synonyms, both ways: a query word also looks
+# for the other spelling of the same idea (with a lower weight, see selection.Params).
+_ALIKE = [
+    ("application", "app"), ("configuration", "config"), ("environment", "env"),
+    ("database", "db"), ("authentication", "auth"), ("documentation", "docs"),
+    ("parameter", "param"), ("argument", "arg"), ("directory", "dir"),
+    ("directory", "folder"), ("repository", "repo"), ("information", "info"),
+    ("development", "dev"), ("specification", "spec"), ("message", "msg"),
+    ("response", "resp"), ("error", "err"), ("exception", "exc"), ("variable", "var"),
+    ("function", "func"), ("initialize", "init"), ("asynchronous", "async"),
+    ("synchronous", "sync"), ("javascript", "js"), ("websocket", "ws"),
+    ("maximum", "max"), ("minimum", "min"), ("temporary", "temp"), ("temporary", "tmp"),
+    ("administrator", "admin"), ("statistics", "stats"), ("utilities", "utils"),
+    ("library", "lib"), ("package", "pkg"), ("command", "cmd"), ("attribute", "attr"),
+    ("identifier", "id"), ("dictionary", "dict"), ("integer", "int"),
+    ("boolean", "bool"), ("disable", "deactivate"), ("enable", "activate"),
+    ("delete", "remove"), ("display", "show"), ("large", "big"), ("larger", "bigger"),
+    ("start", "begin"), ("login", "signin"), ("logout", "signout"),
+]
+# Two-word verbs and their one-word form: "turn off" also looks for "disable".
+PHRASES = {
+    ("turn", "off"): "disable", ("switch", "off"): "disable", ("turn", "on"): "enable",
+    ("switch", "on"): "enable", ("shut", "down"): "shutdown", ("start", "up"): "startup",
+    ("set", "up"): "setup", ("clean", "up"): "cleanup", ("log", "in"): "login",
+    ("log", "out"): "logout", ("sign", "in"): "login", ("sign", "out"): "logout",
+    ("look", "up"): "lookup",
+}
 
 _stemmer = Stemmer.Stemmer("english")
 _term_cache: dict[str, tuple[str, ...]] = {}
+
+
+def _stem(lower: str) -> str:
+    return _stemmer.stemWord(IRREGULAR.get(lower, lower))
 
 
 def _split_identifier(word: str) -> list[str]:
@@ -37,7 +129,10 @@ def _split_identifier(word: str) -> list[str]:
 
 
 def word_terms(word: str) -> tuple[str, ...]:
-    """The index terms of one word (memoized: a corpus has few distinct words)."""
+    """The index terms of one word (memoized: a corpus has few distinct words).
+
+    A plain word gives its stem; an identifier its whole lowercased form first, then the
+    stems of its parts."""
     cached = _term_cache.get(word)
     if cached is not None:
         return cached
@@ -48,11 +143,11 @@ def word_terms(word: str) -> tuple[str, ...]:
         out.append(lower.strip("_"))
     for part in parts:
         p = part.lower()
-        if p not in STOPWORDS:
-            out.append(_stemmer.stemWord(p))
-    if not out and lower not in STOPWORDS and lower.strip("_"):
-        out.append(_stemmer.stemWord(lower.strip("_")))
-    result = tuple(t for t in out if t)
+        if p not in SEARCH_STOPWORDS:
+            out.append(_stem(p))
+    if not out and lower not in SEARCH_STOPWORDS and lower.strip("_"):
+        out.append(_stem(lower.strip("_")))
+    result = tuple(dict.fromkeys(t for t in out if t))
     if len(_term_cache) < 500_000:
         _term_cache[word] = result
     return result
@@ -82,11 +177,65 @@ def terms_of_words(word_counts: dict[str, int]) -> dict[str, int]:
     return counts
 
 
+def _alike_table() -> dict[str, tuple[str, ...]]:
+    table: dict[str, list[str]] = {}
+    for a, b in _ALIKE:
+        sa, sb = _stem(a), _stem(b)
+        table.setdefault(sa, []).append(sb)
+        table.setdefault(sb, []).append(sa)
+    return {k: tuple(dict.fromkeys(v)) for k, v in table.items()}
+
+
+ALIKE = _alike_table()
+
+
+@dataclass(frozen=True)
+class Concept:
+    """One query word: its own term, identifier parts, and alternative spellings."""
+
+    main: str
+    parts: tuple[str, ...] = ()
+    alts: tuple[str, ...] = ()
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        return (self.main, *self.parts, *self.alts)
+
+
+def query_concepts(query: str) -> list[Concept]:
+    """A query's concepts in query order; a word already covered by an earlier concept
+    (same main term) is not repeated."""
+    tokens = WORD.findall(query)
+    lowers = [t.lower() for t in tokens]
+    concepts: list[Concept] = []
+    seen: set[str] = set()
+    for i, word in enumerate(tokens):
+        terms = word_terms(word)
+        phrase = PHRASES.get((lowers[i], lowers[i + 1])) if i + 1 < len(lowers) else None
+        if not terms and phrase is None:
+            continue
+        if terms:
+            main, parts = terms[0], terms[1:]
+        else:
+            main, parts = _stem(phrase or ""), ()
+            phrase = None
+        if main in seen:
+            continue
+        seen.add(main)
+        alts: list[str] = []
+        if phrase is not None:
+            alts.append(_stem(phrase))
+        alts.extend(ALIKE.get(main, ()))
+        alts = [a for a in dict.fromkeys(alts) if a != main]
+        concepts.append(Concept(main, parts, tuple(alts)))
+    return concepts
+
+
 def query_terms(query: str) -> list[str]:
     """A query's terms in query order, duplicates removed (stopwords dropped)."""
     seen: dict[str, None] = {}
-    for word in WORD.findall(query):
-        for term in word_terms(word):
+    for concept in query_concepts(query):
+        for term in concept.terms:
             seen.setdefault(term, None)
     return list(seen)
 
@@ -103,3 +252,24 @@ def path_text(path: str, ancestors: Iterable[str]) -> str:
     """The text of a section's path field: its file path words and ancestor titles."""
     stem = path.rsplit(".", 1)[0].replace("/", " ").replace("-", " ")
     return " ".join([stem, *ancestors])
+
+
+# Section features are stored as pseudo-terms: a space never occurs in a term.
+FEATURE_CHANGELOG = " changelog"
+_CHANGELOG_FILE = re.compile(
+    r"(?:change[-_ ]?log|changes|history|release[-_ ]?notes|releases?|news|whats[-_ ]?new)",
+    re.IGNORECASE,
+)
+_VERSION_TITLE = re.compile(r"\s*(?:v|version\s+|release\s+)?\d+\.\d+(?:\.\d+)*\b", re.IGNORECASE)
+
+
+def section_features(path: str, title: str, ancestors: Iterable[str]) -> list[str]:
+    """Feature pseudo-terms of a section: ``FEATURE_CHANGELOG`` for release notes (a
+    changelog-named file or folder, or under a version-number heading)."""
+    components = [c.rsplit(".", 1)[0] if i == 0 else c
+                  for i, c in enumerate(reversed(path.split("/")))]
+    if any(_CHANGELOG_FILE.fullmatch(c) for c in components) or any(
+        _VERSION_TITLE.match(t) for t in (title, *ancestors)
+    ):
+        return [FEATURE_CHANGELOG]
+    return []

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from pathlib import PurePosixPath
 
-from collections import Counter
-
-from .analysis import WORD, path_text, term_counts, terms_of_words
+from .analysis import WORD, path_text, section_features, term_counts, terms_of_words
 from .model import Block, ParsedFile, ParsedSection
 from .summary import keywords, summarize
 from .text import count_lines, normalize_newlines
@@ -81,6 +80,8 @@ def index_file(path: str, data: bytes) -> ParsedFile:
         for field_terms, shift in ((title_terms, 24), (path_terms, 16)):
             for term, n in field_terms.items():
                 packed[term] = packed.get(term, 0) | (min(n, 255) << shift)
+        for feature in section_features(file_words, block.title, ancestors):
+            packed[feature] = 1
         sections.append(
             ParsedSection(
                 file=path,

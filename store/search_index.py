@@ -10,6 +10,13 @@ Written at build time so that resolve never re-reads or re-analyzes documents. L
 
 A packed tf is ``title << 24 | path << 16 | body`` (capped at 255, 255, 65535). Section
 numbers follow the manifest's section order, so equal content gives equal bytes.
+
+Terms that start with a space are section *features*, not words (a word never holds a
+space): ``" changelog"`` marks release-notes sections (``indexer.analysis``). They ride in
+the postings so that incremental builds carry them forward like any term.
+
+``SearchIndex.memo`` holds what resolve derives once per loaded index (per-section
+normalizations, file groups); it is not part of the bytes.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import os
 import sys
 from array import array
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 MAGIC = b"doc-index search v1\n"
