@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from pathlib import Path
@@ -10,6 +11,7 @@ from .store.index_store import BuildReport, IndexStore
 from .store.sources import scan_directory
 
 _GIT_PREFIXES = ("http://", "https://", "ssh://", "git://", "file://", "git@")
+_SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # user@host:owner/name.git
 
 
 def looks_like_git(source: str) -> bool:
@@ -17,6 +19,8 @@ def looks_like_git(source: str) -> bool:
     if source.startswith(_GIT_PREFIXES):
         return True
     path = Path(source)
+    if _SCP_LIKE.match(source) and not path.exists():
+        return True
     return path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir()
 
 
@@ -26,10 +30,16 @@ def run_build(source: str, root: Path, *, name: str | None = None, ref: str | No
     store = IndexStore(root)
     progress = _progress_bar() if sys.stderr.isatty() else None
     if looks_like_git(source):
-        from .store.git_source import build_from_git
+        from .store.git_source import GitSourceError, build_from_git
 
-        report = build_from_git(store, source, name=name, ref=ref, full=full,
-                                max_bytes=max_bytes, progress=progress)
+        try:
+            report = build_from_git(store, source, name=name, ref=ref, full=full,
+                                    max_bytes=max_bytes, progress=progress)
+        except GitSourceError as exc:
+            if progress is not None:
+                sys.stderr.write("\r\033[K")
+            print(f"error: {exc.message}", file=sys.stderr)
+            return exc.exit_code
     else:
         directory = Path(source)
         if not directory.is_dir():

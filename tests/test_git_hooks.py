@@ -1,0 +1,277 @@
+"""``doc-index hook install|uninstall``: a real ``git pull`` in a clone updates the cache.
+
+The hooks start the build in the background, so the tests wait for the hook log to say a
+build finished. HOME, XDG_CACHE_HOME and DOC_INDEX_ROOT point into the tmp directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from doc_index.store.git_hooks import HOOKS, LOG_NAME, ORIG_SUFFIX, hook_script, is_ours
+
+MAIN = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("DOC_INDEX_ROOT", str(tmp_path / "root"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("DOC_INDEX_HOOK", raising=False)
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG_GLOBAL"):
+        monkeypatch.delenv(var, raising=False)
+    for who in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{who}_NAME", "Test")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "test@example.com")
+    return tmp_path
+
+
+def git(cwd: Path, *args: str, check: bool = True,
+        stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, input=stdin,
+                          check=False, timeout=60)
+    if check:
+        assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "doc_index.cli", *args], capture_output=True,
+                          text=True, timeout=120, cwd=MAIN, check=False)
+
+
+def page(title: str, body: str) -> str:
+    return f"# {title}\n\n{body}\n\n## Details\n\nMore about {title}.\n"
+
+
+def setup_repos(base: Path) -> tuple[Path, Path]:
+    """``author`` pushes to the bare ``up.git``; ``work`` is the user's clone of it."""
+    author = base / "author"
+    author.mkdir()
+    git(author, "init", "-q", "-b", "main")
+    (author / "docs").mkdir()
+    for name in ("intro", "guide", "faq"):
+        (author / "docs" / f"{name}.md").write_text(page(name.title(), f"The {name} page."))
+    (author / "README.md").write_text(page("Project", "Read me first."))
+    git(author, "add", "-A")
+    git(author, "commit", "-q", "-m", "A")
+    up = base / "up.git"
+    git(base, "init", "-q", "--bare", "-b", "main", str(up))
+    git(author, "push", "-q", str(up), "main")
+    work = base / "work"
+    git(base, "clone", "-q", str(up), str(work))
+    return author, work
+
+
+def upstream_change(author: Path) -> None:
+    (author / "docs" / "guide.md").write_text(page("Guide", "The guide page, now with retries."))
+    (author / "docs" / "new.md").write_text(page("New", "A new page about webhooks."))
+    git(author, "add", "-A")
+    git(author, "commit", "-q", "-m", "B")
+    git(author, "push", "-q", str(author.parent / "up.git"), "main")
+
+
+def finished_runs(work: Path) -> int:
+    log = work / ".git" / LOG_NAME
+    return log.read_text().count(": finished (exit ") if log.exists() else 0
+
+
+def wait_runs(work: Path, count: int, timeout: float = 60.0) -> str:
+    deadline = time.monotonic() + timeout
+    while finished_runs(work) < count:
+        assert time.monotonic() < deadline, "hook build did not finish"
+        time.sleep(0.05)
+    return (work / ".git" / LOG_NAME).read_text()
+
+
+def manifest(root: Path, key: str = "local-work") -> dict:
+    return json.loads((root / key / "manifest.json").read_bytes())
+
+
+def tree_state(directory: Path) -> dict[str, tuple[bytes, int]]:
+    """Name -> (bytes or link target, mode) of every entry of a hooks directory."""
+    state: dict[str, tuple[bytes, int]] = {}
+    if not directory.exists():
+        return state
+    for entry in sorted(directory.iterdir()):
+        st = entry.lstat()
+        if stat.S_ISLNK(st.st_mode):
+            state[entry.name] = (os.readlink(entry).encode(), st.st_mode)
+        else:
+            state[entry.name] = (entry.read_bytes(), st.st_mode)
+    return state
+
+
+def test_pull_runs_incremental_build(env: Path) -> None:
+    author, work = setup_repos(env)
+    root = env / "root"
+    assert run_cli("build", str(work)).returncode == 0
+    done = run_cli("hook", "install", str(work))
+    assert done.returncode == 0, done.stderr
+    for hook in HOOKS:
+        path = work / ".git" / "hooks" / hook
+        assert is_ours(path) and os.access(path, os.X_OK)
+        text = path.read_text()
+        assert f"'{sys.executable}'" in text or f" {sys.executable} " in text
+        assert str(root) in text  # the root is fixed at install time
+
+    upstream_change(author)
+    started = time.monotonic()
+    pulled = git(work, "pull", "-q")
+    assert pulled.returncode == 0 and time.monotonic() - started < 10
+    log = wait_runs(work, 1)
+    assert "post-merge: doc-index build" in log
+    assert "1 added, 1 changed, 0 removed, 3 unchanged" in log
+    m = manifest(root)
+    assert m["commit_hash"] == git(work, "rev-parse", "HEAD").stdout.strip()
+    assert "docs/new.md" in m["doc_files"]
+    assert b"retries" in (root / "local-work" / "docs" / "guide.md").read_bytes()
+
+
+def test_existing_hooks_are_chained_and_restored(env: Path) -> None:
+    author, work = setup_repos(env)
+    hooks = work / ".git" / "hooks"
+    calls = env / "calls.txt"
+    (hooks / "post-merge").write_text(f'#!/bin/sh\necho "merge $*" >> {calls}\n')
+    (hooks / "post-checkout").write_text("#!/bin/sh\nexit 3\n")
+    (hooks / "post-rewrite").write_text(
+        f'#!/bin/sh\necho "rewrite $*" >> {calls}\ncat >> {calls}\n')
+    for hook in HOOKS:
+        (hooks / hook).chmod(0o750)
+    before = tree_state(hooks)
+    # Without doc-index a failing post-checkout makes git checkout fail.
+    failing = git(work, "checkout", "-q", "-b", "probe", check=False).returncode
+    assert failing != 0
+
+    assert run_cli("hook", "install", str(work)).returncode == 0
+    for hook in HOOKS:
+        assert (hooks / (hook + ORIG_SUFFIX)).read_bytes() == before[hook][0]
+        assert is_ours(hooks / hook)
+
+    upstream_change(author)
+    assert git(work, "checkout", "-q", "main", check=False).returncode == failing
+    wait_runs(work, 1)
+    assert git(work, "pull", "-q").returncode == 0
+    wait_runs(work, 2)
+    assert "merge 0" in calls.read_text()  # the previous post-merge ran, with its argument
+    old_head = git(work, "rev-parse", "HEAD").stdout.strip()
+    assert git(work, "commit", "-q", "--amend", "-m", "B amended").returncode == 0
+    new_head = git(work, "rev-parse", "HEAD").stdout.strip()
+    assert f"{old_head} {new_head}" in calls.read_text()  # its stdin reached it
+    assert git(work, "checkout", "-q", "-b", "other", check=False).returncode == failing
+    log = wait_runs(work, 4)
+    assert log.count("finished (exit 0)") == 4
+    m = manifest(env / "root")
+    assert m["commit_hash"] == new_head and "docs/new.md" in m["doc_files"]
+
+    done = run_cli("hook", "uninstall", str(work))
+    assert done.returncode == 0, done.stderr
+    assert "restored" in done.stderr
+    assert tree_state(hooks) == before
+    assert not (work / ".git" / LOG_NAME).exists()
+
+
+def test_install_is_idempotent_and_uninstall_restores(env: Path) -> None:
+    _, work = setup_repos(env)
+    hooks = work / ".git" / "hooks"
+    pristine = tree_state(hooks)
+    assert run_cli("hook", "install", str(work)).returncode == 0
+    once = tree_state(hooks)
+    inodes = {h: (hooks / h).stat().st_ino for h in HOOKS}
+    done = run_cli("hook", "install", str(work))
+    assert done.returncode == 0 and done.stderr.count("unchanged") == 3
+    assert tree_state(hooks) == once
+    assert {h: (hooks / h).stat().st_ino for h in HOOKS} == inodes
+    assert not any(name.endswith(ORIG_SUFFIX) for name in once)
+
+    done = run_cli("hook", "uninstall", str(work))
+    assert done.returncode == 0 and done.stderr.count("removed") == 3
+    assert tree_state(hooks) == pristine
+    done = run_cli("hook", "uninstall", str(work))
+    assert done.returncode == 0 and done.stderr.count("not installed") == 3
+
+
+def test_install_refreshes_an_older_wrapper_and_keeps_foreign_hooks(env: Path) -> None:
+    _, work = setup_repos(env)
+    hooks = work / ".git" / "hooks"
+    assert run_cli("hook", "install", str(work), "--root", str(env / "r1")).returncode == 0
+    done = run_cli("hook", "install", str(work), "--root", str(env / "r2"))
+    assert done.returncode == 0 and done.stderr.count("updated") == 3
+    assert str(env / "r2") in (hooks / "post-merge").read_text()
+    # A foreign tool replaced our wrapper while our saved hook is still there: refuse.
+    (hooks / "post-merge.doc-index-orig").write_text("#!/bin/sh\n")
+    (hooks / "post-merge").write_text("#!/bin/sh\necho foreign\n")
+    before = tree_state(hooks)
+    done = run_cli("hook", "install", str(work))
+    assert done.returncode == 6 and done.stderr.startswith("error: cannot install post-merge")
+    assert len(done.stderr.splitlines()) == 1
+    assert tree_state(hooks) == before  # nothing changed, not even the other hooks
+    done = run_cli("hook", "uninstall", str(work))
+    assert "post-merge: left alone" in done.stderr
+    assert (hooks / "post-merge").read_text() == "#!/bin/sh\necho foreign\n"
+
+
+def test_core_hooks_path_is_respected(env: Path) -> None:
+    author, work = setup_repos(env)
+    git(work, "config", "core.hooksPath", ".githooks")
+    default = tree_state(work / ".git" / "hooks")
+    done = run_cli("hook", "install", str(work / "docs"))  # any directory of the checkout
+    assert done.returncode == 0, done.stderr
+    assert all(is_ours(work / ".githooks" / h) for h in HOOKS)
+    assert tree_state(work / ".git" / "hooks") == default
+    upstream_change(author)
+    git(work, "pull", "-q")
+    wait_runs(work, 1)
+    assert "docs/new.md" in manifest(env / "root")["doc_files"]
+    assert run_cli("hook", "uninstall", str(work)).returncode == 0
+    assert not (work / ".githooks").exists()  # install created it, uninstall removed it
+
+
+def test_failing_build_never_fails_git(env: Path) -> None:
+    author, work = setup_repos(env)
+    blocker = env / "not-a-dir"
+    blocker.write_text("a file where the root should be")
+    assert run_cli("hook", "install", str(work), "--root", str(blocker / "root")).returncode == 0
+    upstream_change(author)
+    pulled = git(work, "pull", "-q")
+    assert pulled.returncode == 0 and pulled.stderr == ""
+    log = wait_runs(work, 1)
+    assert "error:" in log and "finished (exit 6)" in log
+    # DOC_INDEX_HOOK=0 skips the build entirely.
+    env_off = dict(os.environ, DOC_INDEX_HOOK="0")
+    done = subprocess.run(["git", "checkout", "-q", "-b", "x"], cwd=work, env=env_off,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0
+    time.sleep(0.5)
+    assert finished_runs(work) == 1
+
+
+def test_hook_command_errors(env: Path) -> None:
+    plain = env / "plain"
+    plain.mkdir()
+    bare = env / "bare.git"
+    git(env, "init", "-q", "--bare", str(bare))
+    for target, text in ((plain, "not a git repository"), (env / "missing", "not a git repo"),
+                         (bare, "not a git checkout")):
+        done = run_cli("hook", "install", str(target))
+        assert done.returncode == 6 and done.stdout == ""
+        assert done.stderr.startswith("error: ") and len(done.stderr.splitlines()) == 1
+        assert text in done.stderr
+
+
+def test_script_quotes_paths() -> None:
+    text = hook_script("post-merge", "/opt/my env/bin/python", Path("/tmp/it's root"))
+    assert "'/opt/my env/bin/python' -m doc_index.store.git_hooks run" in text
+    assert "'/tmp/it'\"'\"'s root'" in text
