@@ -154,15 +154,9 @@ class ToolCalls:
     def _resolve_text(self, cache_dir: Path, query: str, budget: int) -> str:
         if self._backend is not None:
             return self._backend.resolve(cache_dir, query, budget)
-        import inspect
-
         from . import tools
 
-        if "warm" in inspect.signature(tools.resolve).parameters:
-            return tools.resolve(cache_dir, query, budget, warm=self.warm)
-        from .warm_resolve import resolve_warm
-
-        return resolve_warm(self.warm, cache_dir, query, budget)
+        return tools.resolve(cache_dir, query, budget, warm=self.warm)
 
     def call(self, tool: str, arguments: dict[str, Any] | None) -> ToolReply:
         """Run tool ``tool`` (either spelling); unknown names raise KeyError."""

@@ -287,7 +287,7 @@ def test_cache_invalid(tmp_path: Path) -> None:
 FAULTS = """
 import errno, sys
 from pathlib import Path
-from doc_index.server import tools, warm_resolve
+from doc_index.server import tools
 def io_error(*args, **kwargs):
     raise OSError(errno.EIO, "Input/output error")
 def crash(*args, **kwargs):
@@ -296,7 +296,7 @@ def noisy(*args, **kwargs):
     print("stray output from a tool")
     sys.stdout.flush()
     return "fine\\n"
-tools.resolve = warm_resolve.resolve_warm = io_error
+tools.resolve = io_error
 tools.inspect_cache = crash
 tools.list_caches = noisy
 from doc_index.server.mcp_server import main

@@ -1,4 +1,4 @@
-"""The server's warm resolve path gives exactly what tools.resolve (the CLI) gives."""
+"""The server's warm resolve path (tools.resolve with warm=) gives exactly the cold bytes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 from doc_index.server import tools
 from doc_index.server.errors import EXIT_CODES, ContextError
 from doc_index.server.warm_caches import WarmCaches
-from doc_index.server.warm_resolve import resolve_warm
 from doc_index.store.index_store import IndexStore
 from doc_index.store.sources import scan_directory
 from mcp_support import (
@@ -68,7 +67,7 @@ def outcome(call: object) -> str:
 def both(warm: WarmCaches, cache_dir: Path, query: object, budget: object,
          pretty: bool = False) -> tuple[str, str]:
     cold = outcome(lambda: tools.resolve(cache_dir, query, budget, pretty))  # type: ignore[arg-type]
-    hot = outcome(lambda: resolve_warm(warm, cache_dir, query, budget, pretty))  # type: ignore[arg-type]
+    hot = outcome(lambda: tools.resolve(cache_dir, query, budget, pretty, warm=warm))  # type: ignore[arg-type]
     return cold, hot
 
 
@@ -161,17 +160,17 @@ def test_rebuilt_caches_are_reloaded(tmp_path: Path) -> None:
     warm = WarmCaches()
     target = root / "c"
     shutil.copytree(root / "minimal", target)
-    first = resolve_warm(warm, target, "deployment", 4000)
+    first = tools.resolve(target, "deployment", 4000, warm=warm)
     for source in ("realistic", "tie_break", "minimal"):
         fresh = root / ".c.new"
         shutil.copytree(root / source, fresh)
         os.rename(target, root / ".c.old")
         os.rename(fresh, target)
         shutil.rmtree(root / ".c.old")
-        assert resolve_warm(warm, target, "deployment", 4000) == tools.resolve(
+        assert tools.resolve(target, "deployment", 4000, warm=warm) == tools.resolve(
             target, "deployment", 4000
         )
-    assert resolve_warm(warm, target, "deployment", 4000) == first
+    assert tools.resolve(target, "deployment", 4000, warm=warm) == first
     assert warm.loads == 4
 
 
