@@ -8,7 +8,6 @@ answers the three tools by cache name, ``server.mcp_server`` serves them. Errors
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import NoReturn

@@ -11,6 +11,10 @@ PART_TOKENS = 1000
 _FENCE = re.compile(rb"^ {0,3}(`{3,}|~{3,})")
 
 
+def _closes(marker: bytes, fence: bytes) -> bool:
+    return marker[:1] == fence[:1] and len(marker) >= len(fence)
+
+
 def _paragraph_starts(data: bytes, start: int, fenced: bool) -> list[int]:
     """Byte offsets where a paragraph begins: a non-blank line after a blank one,
     never inside a fenced code block (Markdown)."""
@@ -30,7 +34,7 @@ def _paragraph_starts(data: bytes, start: int, fenced: bool) -> list[int]:
             m = _FENCE.match(line)
             if fence is None and m:
                 fence = m.group(1)
-            elif fence is not None and m and m.group(1)[:1] == fence[:1] and len(m.group(1)) >= len(fence):
+            elif fence is not None and m and _closes(m.group(1), fence):
                 fence = None
         prev_blank = blank
         pos = end

@@ -84,7 +84,8 @@ def parse_markdown(text: str, data: bytes) -> list[Block]:
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.map is not None and _is_heading(tok, src_lines):
             inline = tokens[i + 1]
-            headings.append((lines.offset(tok.map[0]), int(tok.tag[1:]), heading_title(inline.content)))
+            title = heading_title(inline.content)
+            headings.append((lines.offset(tok.map[0]), int(tok.tag[1:]), title))
     if not headings:
         return part_blocks(data, body_start, fenced=True)
     blocks: list[Block] = []

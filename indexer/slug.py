@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _DASH_RUNS = re.compile(r"[\s_]+")
 _MULTI_DASH = re.compile(r"-{2,}")
 
 
+@lru_cache(maxsize=65536)
 def slugify(text: str) -> str:
     """Lowercase; keep Unicode letters/digits, space, ``_`` and ``-``; runs of space/``_``
     become ``-``; collapse and trim ``-``; an empty result is ``section``."""

@@ -100,7 +100,8 @@ class NativeCache:
         if "sha256:" + hashlib.sha256(data).hexdigest() != section["version"]:
             if self.replaced():
                 raise CacheReplaced
-            raise ContextError("cache_invalid", f"section {section['id']} does not match its version")
+            detail = f"section {section['id']} does not match its version"
+            raise ContextError("cache_invalid", detail)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
@@ -152,7 +153,8 @@ def load_native_cache(cache_dir: Path, manifest_bytes: bytes | None = None) -> N
             raise ContextError("cache_invalid", "search index missing") from None
         except (ValueError, KeyError, TypeError):
             raise ContextError("cache_invalid", "search index damaged") from None
-        if index.cache_version != manifest["cache_version"] or index.count != len(manifest["sections"]):
+        sections = manifest["sections"]
+        if index.cache_version != manifest["cache_version"] or index.count != len(sections):
             raise ContextError("cache_invalid", "search index does not match the manifest")
         for name in manifest["doc_files"]:
             if not isinstance(name, str):

@@ -215,8 +215,9 @@ class IndexStore:
         doc_files: list[str] = []
         doc_map = array("i", [-1]) * (old.index.count if old else 0)
         total = len(scan.files)
+        unchanged = set(report.unchanged)
         for done, source in enumerate(scan.files, 1):
-            if old is not None and source.path in report.unchanged:
+            if old is not None and source.path in unchanged:
                 entries = self._carry_file(old, source.path, live, staging, ids, writer, doc_map)
             else:
                 path, result = next(parsed_iter)
@@ -263,22 +264,19 @@ class IndexStore:
         olds = old.manifest["sections"][start:end]
         index = old.index
         local = {s["id"]: n for n, s in enumerate(olds)}
-        kinds = [KIND_OF[index.kinds[i]] for i in range(start, end)]
-        new_ids = ids.assign(
-            path, [(k, s["title"], index.dedup[start + n]) for n, (k, s) in enumerate(zip(kinds, olds))]
-        )
+        kinds = [KIND_OF[k] for k in index.kinds[start:end]]
+        dedup = index.dedup[start:end]
+        new_ids = ids.assign(path, [(k, s["title"], h) for k, s, h in zip(kinds, olds, dedup)])
+        lens = index.lens
         entries = []
         for n, section in enumerate(olds):
             i = start + n
-            doc_map[i] = writer.add_meta(
-                kinds[n], index.dedup[i], index.words[i],
-                (index.lens[0][i], index.lens[1][i], index.lens[2][i]),
-            )
+            doc_map[i] = writer.add_meta(kinds[n], dedup[n], index.words[i],
+                                         (lens[0][i], lens[1][i], lens[2][i]))
             parent = section["parent"]
-            entry = dict(section)
-            entry["id"] = new_ids[n]
-            entry["parent"] = new_ids[local[parent]] if parent in local else None
-            entries.append(entry)
+            section["id"] = new_ids[n]
+            section["parent"] = new_ids[local[parent]] if parent in local else None
+            entries.append(section)
         return entries
 
 

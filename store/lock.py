@@ -31,7 +31,8 @@ class BuildLock:
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     os.close(fd)
-                    raise LockTimeout(f"another build of this cache holds {self.path.name}") from None
+                    message = f"another build of this cache holds {self.path.name}"
+                    raise LockTimeout(message) from None
                 time.sleep(0.05)
         self._fd = fd
         return self

@@ -110,7 +110,8 @@ def check_manifest(manifest: Any) -> str | None:
     if not isinstance(manifest, dict):
         return "manifest is not an object"
     for key, kind in REQUIRED.items():
-        if not isinstance(manifest.get(key), kind) or isinstance(manifest.get(key), bool) and kind is int:
+        value = manifest.get(key)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             return f"manifest field {key!r} is missing or has the wrong type"
     if manifest["document_count"] != len(manifest["sections"]):
         return "document_count does not match the sections"

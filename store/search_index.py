@@ -185,16 +185,25 @@ def carry_forward(writer: IndexWriter, old: SearchIndex, doc_map: array) -> None
     """Merge the postings of sections kept from ``old`` into ``writer``.
 
     ``doc_map[old section number]`` is its new number, or -1 when it was dropped. Call after
-    every section (kept or new) has been added, so that new numbers are final.
+    every section (kept or new) has been added, so that new numbers are final. The map is
+    monotonic for kept sections, so remapped postings stay sorted; only terms that also
+    have postings from re-parsed sections need a merge.
     """
     postings = writer.postings
+    remap = doc_map.tolist()
+    dropped = -1 in remap
     for term in old.terms:
         docs, tfs = old.postings(term)
-        kept = [(doc_map[d], tf) for d, tf in zip(docs, tfs) if doc_map[d] >= 0]
-        if not kept:
+        new_docs = [remap[d] for d in docs]
+        if dropped and -1 in new_docs:
+            keep = [k for k, d in enumerate(new_docs) if d >= 0]
+            new_docs = [new_docs[k] for k in keep]
+            tfs = array("I", [tfs[k] for k in keep])
+            if not new_docs:
+                continue
+        fresh = postings.get(term)
+        if fresh is None:
+            postings[term] = (array("I", new_docs), tfs)
             continue
-        entry = postings.get(term)
-        if entry is not None:
-            kept.extend(zip(entry[0], entry[1]))
-            kept.sort()
-        postings[term] = (array("I", [d for d, _ in kept]), array("I", [t for _, t in kept]))
+        merged = sorted(zip(new_docs + fresh[0].tolist(), tfs.tolist() + fresh[1].tolist()))
+        postings[term] = (array("I", [d for d, _ in merged]), array("I", [t for _, t in merged]))

@@ -101,7 +101,8 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
             try:
                 rel.encode("utf-8")
             except UnicodeEncodeError:
-                scan.skipped.append((rel.encode("utf-8", "replace").decode(), "file name is not UTF-8"))
+                shown = rel.encode("utf-8", "replace").decode()
+                scan.skipped.append((shown, "file name is not UTF-8"))
                 continue
             full = Path(dirpath) / name
             entry = _check_file(root, full, max_bytes)

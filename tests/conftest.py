@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from doc_index.store.index_store import BuildReport, IndexStore
 from doc_index.store.sources import scan_directory
 

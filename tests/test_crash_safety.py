@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_REPOS, build, cache_files, manifest, without_indexed_at
-
 from doc_index.server.native_cache import load_native_cache
 
 

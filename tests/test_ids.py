@@ -6,7 +6,6 @@ import hashlib
 from pathlib import Path
 
 from conftest import build, manifest, write_tree
-
 from doc_index.indexer.slug import slugify
 
 
@@ -85,7 +84,7 @@ def test_cross_file_collision_in_path_order(docs: Path, root: Path) -> None:
         "b/guide.md": "# Install\n\nfrom b\n",
         "a/guide.md": "# Install\n\nfrom a\n",
     })
-    digest = hashlib.md5("# Install\n\nfrom b\n".encode()).hexdigest()[:6]
+    digest = hashlib.md5(b"# Install\n\nfrom b\n").hexdigest()[:6]
     assert [(s["file"], s["id"]) for s in secs] == [
         ("a/guide.md", "guide-install"),
         ("b/guide.md", f"guide-install-{digest}"),

@@ -37,8 +37,9 @@ def test_wheel_installs_into_fresh_venv(tmp_path: Path) -> None:
                              timeout=60)
         assert out.returncode == 0, out.stderr
         assert b"usage:" in out.stdout
-    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = subprocess.run([str(py), "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip()
     installed = {p.name for p in Path(site).iterdir()}
     assert "doc_index" in installed
     assert not installed & {"server", "store", "indexer"}
