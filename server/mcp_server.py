@@ -152,7 +152,7 @@ def _configure_logging() -> None:
 
 def default_root() -> Path:
     env = os.environ.get(DEFAULT_ROOT_ENV)
-    return Path(env) if env else Path.home() / ".doc-index"
+    return Path(env).expanduser() if env else Path.home() / ".doc-index"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -142,10 +142,22 @@ def test_symlink_inside_pointing_to_a_directory_that_escapes(layout: tuple[Path,
     assert code_of(root, "other") == "cache_missing"
 
 
-def test_hard_link_to_a_file_outside_the_root(layout: tuple[Path, Path]) -> None:
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs a file of another owner")
+def test_hard_link_to_another_owners_file_outside_the_root(layout: tuple[Path, Path]) -> None:
     root, outside = layout
-    os.link(outside / "cache" / "manifest.json", root / "other" / "manifest.json")
+    foreign = outside / "cache" / "manifest.json"
+    os.chown(foreign, 65534, 65534)
+    os.link(foreign, root / "other" / "manifest.json")
     assert code_of(root, "other") == "cache_missing"
+
+
+def test_hard_links_of_the_roots_owner_are_fine(layout: tuple[Path, Path]) -> None:
+    """The store's incremental builds hard-link unchanged files across generations."""
+    root, _ = layout
+    previous = root / ".doc-index-tmp" / "good.old"
+    previous.mkdir(parents=True)
+    os.link(root / "good" / "documents" / "a.json", previous / "a.json")
+    assert resolve_cache_name(root, "good").name == "good"
 
 
 def test_hard_link_in_the_root_to_a_file_outside(layout: tuple[Path, Path]) -> None:

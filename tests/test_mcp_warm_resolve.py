@@ -202,3 +202,26 @@ def test_error_texts_are_canonical() -> None:
     assert error_text("cache_missing") == (
         '{"error":{"code":"cache_missing","message":"Cache does not exist"}}\n'
     )
+
+
+def test_incremental_rebuild_while_serving(tmp_path: Path) -> None:
+    """A store rebuild (hard-linked carry-forward, directory swap) is served at once."""
+    source = tmp_path / "docs"
+    shutil.copytree(REPO / "sample_repos" / "mdkit-docs", source)
+    root = tmp_path / "root"
+    store = IndexStore(root)
+    store.update_index("local-docs", "local", "docs", scan_directory(source))
+    arguments = {"cache": "local-docs", "query": "zebra unicorn install", "budget": 4000}
+    cli = ["resolve", "--cache", str(root / "local-docs"), "--query", arguments["query"],
+           "--budget", "4000"]
+    with RawServer(server_argv(root)) as srv:
+        srv.request(initialize())
+        before = result_text(srv.request(tool_call(1, "context.resolve", arguments)))
+        assert before == context_cli(*cli).stdout.decode("utf-8")
+        page = next(p for p in sorted(source.rglob("*.md")))
+        page.write_text(page.read_text() + "\n\n## Zebra unicorn\n\nZebra unicorn install notes.\n")
+        store.update_index("local-docs", "local", "docs", scan_directory(source))
+        after = result_text(srv.request(tool_call(2, "context.resolve", arguments)))
+        assert after != before and "Zebra unicorn" in after
+        assert after == context_cli(*cli).stdout.decode("utf-8")
+        srv.close()
