@@ -2,8 +2,13 @@
 
 ``update_index`` is the build: it compares the source's file hashes with the cache's,
 parses only new and changed files, carries unchanged files' sections forward (their raw
-files are hard-linked, their postings remapped), re-runs the global id pass, writes the
-new generation into a staging directory and swaps it in atomically.
+files are copied, their postings remapped), re-runs the global id pass, writes the new
+generation into a staging directory and swaps it in atomically.
+
+Raw files are copied, not hard-linked: a cache file with a second link is refused by
+readers that name caches (``server.cache_paths``: a hard link may lead outside the root),
+so a hard-linked generation made ``doc-index resolve`` and the MCP server fail with
+cache_missing during every incremental build and right after its swap.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from .manifest import (
     manifest_header,
     utc_timestamp,
 )
-from .parallel import Job, parse_files, write_raw
+from .parallel import Job, parse_files
 from .search_index import IndexWriter, SearchIndex, carry_forward
 from .sources import Scan
 
@@ -256,10 +261,7 @@ class IndexStore:
         """Sections of an unchanged file, taken from the old cache without parsing."""
         target = staging / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(live / path, target)
-        except OSError:
-            write_raw(staging, path, (live / path).read_bytes())
+        _copy_raw(live / path, target)
         start, end = old.ranges.get(path, (0, 0))
         olds = old.manifest["sections"][start:end]
         index = old.index
@@ -281,6 +283,14 @@ class IndexStore:
 
 
 KIND_OF = {"r": "root", "h": "heading", "p": "part"}
+
+
+def _copy_raw(source: Path, target: Path) -> None:
+    """Copy a raw file of the live generation (never through a symlink; see the module
+    docstring for why not a hard link)."""
+    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    with open(fd, "rb") as src, open(target, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
 
 
 def _drop(report: BuildReport, path: str) -> None:
