@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _root(args: argparse.Namespace) -> Path:
-    from .store.index_store import default_root
+    from .store.roots import default_root
 
     return args.root if args.root is not None else default_root()
 

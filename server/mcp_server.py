@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import queue
 import sys
 from collections.abc import Sequence
@@ -150,11 +149,6 @@ def _configure_logging() -> None:
     )
 
 
-def default_root() -> Path:
-    env = os.environ.get(DEFAULT_ROOT_ENV)
-    return Path(env).expanduser() if env else Path.home() / ".doc-index"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="doc-index serve", description="Serve the caches under ROOT over MCP on stdio."
@@ -162,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=None, help="cache root (default ~/.doc-index)")
     parser.add_argument("--tool-names", choices=TOOL_NAME_STYLES, default="dotted")
     args = parser.parse_args(argv)
+    from ..store.roots import default_root
+
     return run(args.root if args.root is not None else default_root(), args.tool_names)
 
 

@@ -69,6 +69,7 @@ def resolve(
     query: str,
     budget: object,
     pretty: bool = False,
+    *,
     warm: WarmCaches | None = None,
 ) -> str:
     """context.resolve: the SelectionResult of ``query`` within ``budget`` tokens.

@@ -135,7 +135,7 @@ def is_ours(path: Path) -> bool:
 
 
 def _absolute_root(root: Path | None) -> Path:
-    from .index_store import default_root
+    from .roots import default_root
 
     chosen = root if root is not None else default_root()
     return Path(os.path.abspath(chosen.expanduser()))
