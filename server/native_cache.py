@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store.index_store import CURRENT_INDEX_VERSION
-from ..store.manifest import MANIFEST_NAME, SEARCH_INDEX_NAME, check_manifest
+from ..store.manifest import MANIFEST_NAME, SEARCH_INDEX_NAME, check_manifest, check_sections
 from ..store.search_index import SearchIndex
 from .errors import ContextError
 
@@ -88,12 +88,17 @@ class NativeCache:
         try:
             fd = _open_beneath(self.dir_fd, section["file"])
         except FileNotFoundError:
-            raise CacheReplaced from None
+            # Gone from the generation we hold: a rebuild swapped it, or the cache is damaged.
+            if self.replaced():
+                raise CacheReplaced from None
+            raise ContextError("cache_invalid", "raw file missing") from None
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                 raise ContextError("cache_invalid", "raw file is a symlink") from None
             raise
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ContextError("cache_invalid", "raw file is not a regular file")
             data = os.pread(fd, section["byte_length"], section["byte_offset"])
         finally:
             os.close(fd)
@@ -156,12 +161,9 @@ def load_native_cache(cache_dir: Path, manifest_bytes: bytes | None = None) -> N
         sections = manifest["sections"]
         if index.cache_version != manifest["cache_version"] or index.count != len(sections):
             raise ContextError("cache_invalid", "search index does not match the manifest")
-        for name in manifest["doc_files"]:
-            if not isinstance(name, str):
-                raise ContextError("cache_invalid", "bad doc_files entry")
-        for section in manifest["sections"]:
-            if not isinstance(section, dict):
-                raise ContextError("cache_invalid", "bad section entry")
+        problem = check_sections(manifest)
+        if problem:
+            raise ContextError("cache_invalid", problem)
         cache = NativeCache(
             path=Path(cache_dir), dir_fd=dir_fd, identity=identity,
             cache_version=manifest["cache_version"], document_count=manifest["document_count"],

@@ -116,3 +116,39 @@ def check_manifest(manifest: Any) -> str | None:
     if manifest["document_count"] != len(manifest["sections"]):
         return "document_count does not match the sections"
     return None
+
+
+# The section fields readers rely on, with their types (all ints are >= 0).
+SECTION_TYPES: dict[str, type] = {
+    "id": str, "file": str, "byte_offset": int, "byte_length": int, "version": str,
+    "tokens": int,
+}
+
+
+def is_relative_path(path: str) -> bool:
+    """A repo-relative POSIX path that stays inside the cache directory."""
+    parts = path.split("/")
+    return "\0" not in path and all(p not in ("", ".", "..") for p in parts)
+
+
+def check_sections(manifest: dict[str, Any]) -> str | None:
+    """Why the ``doc_files`` and ``sections`` of a checked manifest are unusable, or None:
+    every section needs its fields with the right types, non-negative numbers and a file
+    listed in ``doc_files``; every file a relative path inside the cache."""
+    files = set()
+    for path in manifest["doc_files"]:
+        if not isinstance(path, str) or not is_relative_path(path):
+            return "bad doc_files entry"
+        files.add(path)
+    for section in manifest["sections"]:
+        if not isinstance(section, dict):
+            return "bad section entry"
+        for key, kind in SECTION_TYPES.items():
+            value = section.get(key)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                return f"section field {key!r} is missing or has the wrong type"
+            if kind is int and value < 0:
+                return f"section field {key!r} is negative"
+        if section["file"] not in files:
+            return "section of a file that is not in doc_files"
+    return None
