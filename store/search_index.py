@@ -2,11 +2,12 @@
 
 Written at build time so that resolve never re-reads or re-analyzes documents. Layout:
 
-    b"doc-index search v1\\n"
+    b"doc-index search v2\\n"
     header JSON line: cache_version, analyzer, sections, avg field lengths, part sizes
     meta JSON:  per section kind (r/h/p), dedup hash, word count, field lengths
     terms JSON: {term: [posting offset, document frequency]} (keys sorted)
     postings:   per term, df little-endian uint32 section numbers then df packed tfs
+    trailer:    sha256 digest (32 raw bytes) of everything before it
 
 A packed tf is ``title << 24 | path << 16 | body`` (capped at 255, 255, 65535). Section
 numbers follow the manifest's section order, so equal content gives equal bytes.
@@ -21,6 +22,7 @@ normalizations, file groups); it is not part of the bytes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -29,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MAGIC = b"doc-index search v1\n"
+MAGIC = b"doc-index search v2\n"
+DIGEST_BYTES = 32  # the sha256 trailer: damage anywhere in the file is cache_invalid
 KIND_CODES = {"root": "r", "heading": "h", "part": "p"}
 KIND_NAMES = {v: k for k, v in KIND_CODES.items()}
 
@@ -107,14 +110,21 @@ class IndexWriter:
              "meta_bytes": len(meta), "terms_bytes": len(term_json), "postings_bytes": offset},
             separators=(",", ":"),
         ).encode()
+        digest = hashlib.sha256()
         with open(target, "wb") as fh:
-            fh.write(MAGIC + header + b"\n")
-            fh.write(meta)
-            fh.write(term_json)
+
+            def put(data: bytes) -> None:
+                digest.update(data)
+                fh.write(data)
+
+            put(MAGIC + header + b"\n")
+            put(meta)
+            put(term_json)
             for term in order:
                 docs, tfs = self.postings[term]
-                fh.write(_u32(docs))
-                fh.write(_u32(tfs))
+                put(_u32(docs))
+                put(_u32(tfs))
+            fh.write(digest.digest())
             fh.flush()
             os.fsync(fh.fileno())
 
@@ -148,14 +158,17 @@ class SearchIndex:
     @classmethod
     def from_bytes(cls, data: bytes) -> SearchIndex:
         """Parse a sidecar; raises ValueError when it is not one or is damaged."""
-        if not data.startswith(MAGIC):
+        if not data.startswith(MAGIC) or len(data) < len(MAGIC) + DIGEST_BYTES:
             raise ValueError("not a doc-index search index")
+        end = len(data) - DIGEST_BYTES
+        if hashlib.sha256(memoryview(data)[:end]).digest() != data[end:]:
+            raise ValueError("search index checksum mismatch")
         nl = data.index(b"\n", len(MAGIC))
         header = json.loads(data[len(MAGIC) : nl])
         pos = nl + 1
         meta_end = pos + header["meta_bytes"]
         terms_end = meta_end + header["terms_bytes"]
-        if len(data) != terms_end + header["postings_bytes"]:
+        if end != terms_end + header["postings_bytes"]:
             raise ValueError("search index has the wrong size")
         meta = json.loads(data[pos:meta_end])
         terms = json.loads(data[meta_end:terms_end])
@@ -167,7 +180,7 @@ class SearchIndex:
             build_config=header["build_config"], count=n,
             avg=[float(a) for a in header["avg"]], kinds=meta["kind"], dedup=meta["dedup"],
             words=meta["words"], lens=meta["lens"], terms=terms,
-            blob=memoryview(data)[terms_end:],
+            blob=memoryview(data)[terms_end:end],
         )
 
     def postings(self, term: str) -> tuple[array, array]:
