@@ -13,9 +13,11 @@ cache_missing during every incremental build and right after its swap.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
+import stat
 import time
 from array import array
 from collections.abc import Callable
@@ -35,6 +37,7 @@ from .manifest import (
     CacheVersion,
     SectionSpool,
     check_manifest,
+    check_sections,
     manifest_header,
     utc_timestamp,
 )
@@ -143,7 +146,7 @@ class IndexStore:
             return None
         try:
             index = SearchIndex.from_bytes((live / SEARCH_INDEX_NAME).read_bytes())
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):
             return None
         if (
             index.cache_version != manifest["cache_version"]
@@ -151,13 +154,28 @@ class IndexStore:
             or index.count != len(manifest["sections"])
         ):
             return None
+        if check_sections(manifest) is not None or set(manifest["file_hashes"]) != set(
+            manifest["doc_files"]
+        ):
+            return None
         ranges: dict[str, tuple[int, int]] = {}
+        previous = None
         for i, section in enumerate(manifest["sections"]):
-            start, _ = ranges.get(section["file"], (i, i))
-            ranges[section["file"]] = (start, i + 1)
+            path = section["file"]
+            if path != previous and path in ranges:
+                return None  # a file's sections are not contiguous
+            if not isinstance(section.get("title"), str) or not isinstance(
+                section.get("parent"), (str, type(None))
+            ):
+                return None
+            start, _ = ranges.get(path, (i, i))
+            ranges[path] = (start, i + 1)
+            previous = path
+        sections = manifest["sections"]
         for path in manifest["doc_files"]:
-            if not (live / path).is_file():
-                return None  # a raw file went missing: rebuild everything
+            start, end = ranges.get(path, (0, 0))
+            if not _raw_matches(live / path, sections[start:end]):
+                return None  # a raw file is missing or damaged: rebuild everything
         return _Old(manifest, index, ranges)
 
     def update_index(
@@ -283,6 +301,25 @@ class IndexStore:
 
 
 KIND_OF = {"r": "root", "h": "heading", "p": "part"}
+
+
+def _raw_matches(raw: Path, sections: list[dict[str, Any]]) -> bool:
+    """True when ``raw`` is a regular file (not a symlink) holding every section's bytes."""
+    try:
+        fd = os.open(raw, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return False
+    with open(fd, "rb") as fh:
+        data = fh.read()
+    for section in sections:
+        start = section["byte_offset"]
+        chunk = data[start : start + section["byte_length"]]
+        if "sha256:" + hashlib.sha256(chunk).hexdigest() != section["version"]:
+            return False
+    return True
 
 
 def _copy_raw(source: Path, target: Path) -> None:
