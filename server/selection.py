@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import compress
+from operator import itemgetter
 from typing import Any
 
 from ..indexer.analysis import (
@@ -37,7 +39,6 @@ class Params:
     changelog: float = 0.5  # prior of release-notes sections
     empty: float = 0.5  # prior of a heading with (almost) no body
     empty_terms: int = 3  # "almost no body": at most this many body terms beyond the title
-    prune: bool = True  # skip what provably cannot reach the floor (same output either way)
 
 
 PARAMS = Params()
@@ -123,9 +124,9 @@ def _tables(cache: NativeCache, params: Params) -> _Tables:
 # -- scoring --------------------------------------------------------------------------------
 
 class _Term:
-    """One query term's postings and BM25F scores (computed on demand)."""
+    """One query term: its postings, idf, and what a scan of them found."""
 
-    __slots__ = ("docs", "tfs", "idf", "scores", "titles", "file_tf")
+    __slots__ = ("docs", "tfs", "idf", "titles", "file_tf")
 
     def __init__(self, cache: NativeCache, term: str) -> None:
         index = cache.index
@@ -133,9 +134,8 @@ class _Term:
         df = len(self.docs)
         n = index.count
         self.idf = detmath.ln(1.0 + (n - df + 0.5) / (df + 0.5)) if df else 0.0
-        self.scores: dict[int, float] | None = None
-        self.titles: dict[int, int] = {}
-        self.file_tf: dict[int, int] | None = None
+        self.titles: dict[int, int] = {}  # section -> title tf, where it is > 0
+        self.file_tf: dict[int, int] = {}  # file -> body tf summed over its sections
 
     def lookup(self, d: int) -> int:
         """The packed tf of section ``d`` (0 when the term does not occur in it)."""
@@ -143,55 +143,54 @@ class _Term:
         i = bisect_left(docs, d)
         return self.tfs[i] if i < len(docs) and docs[i] == d else 0
 
-    def score_all(self, tables: _Tables, k1: float) -> dict[int, float]:
-        """BM25F score of every section holding the term (and its title and file tfs)."""
-        if self.scores is None:
-            nt, np_, nb = tables.norm
-            file_of = tables.file_of
-            idf = self.idf
-            out: dict[int, float] = {}
-            file_tf: dict[int, int] = {}
-            titles = self.titles
-            get = file_tf.get
-            for d, p in zip(self.docs, self.tfs):
-                if p < 0x10000:
-                    tf = p * nb[d]
-                    body = p
-                else:
-                    body = p & 0xFFFF
-                    title = p >> 24
-                    tf = title * nt[d] + ((p >> 16) & 0xFF) * np_[d] + body * nb[d]
-                    if title:
-                        titles[d] = title
-                out[d] = idf * tf / (k1 + tf)
-                if body:
-                    f = file_of[d]
-                    file_tf[f] = get(f, 0) + body
-            self.scores = out
-            self.file_tf = file_tf
-        return self.scores
-
-    def score_one(self, tables: _Tables, k1: float, d: int) -> float:
-        """The term's score in section ``d`` alone (records its title tf)."""
-        if self.scores is not None:
-            return self.scores.get(d, 0.0)
-        p = self.lookup(d)
-        if not p:
-            return 0.0
+    def scan(self, tables: _Tables, k1: float, raw: list[float] | None = None,
+             ) -> dict[int, float]:
+        """BM25F score of every section holding the term: added into ``raw`` when given
+        (the fast path of a one-term concept), else returned. Records titles and file tfs."""
         nt, np_, nb = tables.norm
-        title = p >> 24
-        if title:
-            self.titles[d] = title
-        tf = title * nt[d] + ((p >> 16) & 0xFF) * np_[d] + (p & 0xFFFF) * nb[d]
-        return self.idf * tf / (k1 + tf)
+        file_of = tables.file_of
+        idf = self.idf
+        out: dict[int, float] = {}
+        file_tf = self.file_tf
+        titles = self.titles
+        # Sections of a file are contiguous and postings sorted: sum tfs per file run.
+        cur = -1
+        run = 0
+        for d, p in zip(self.docs, self.tfs):
+            if p < 0x10000:
+                tf = p * nb[d]
+                body = p
+            else:
+                body = p & 0xFFFF
+                title = p >> 24
+                tf = title * nt[d] + ((p >> 16) & 0xFF) * np_[d] + body * nb[d]
+                if title:
+                    titles[d] = title
+            if raw is None:
+                out[d] = idf * tf / (k1 + tf)
+            else:
+                raw[d] += idf * tf / (k1 + tf)
+            f = file_of[d]
+            if f != cur:
+                if run:
+                    file_tf[cur] = run
+                cur = f
+                run = body
+            else:
+                run += body
+        if run:
+            file_tf[cur] = run
+        return out
 
-    def tf_in_file(self, tables: _Tables, f: int) -> int:
-        if self.file_tf is not None:
-            return self.file_tf.get(f, 0)
-        docs, tfs = self.docs, self.tfs
-        lo = bisect_left(docs, tables.file_start[f])
-        hi = bisect_left(docs, tables.file_start[f + 1], lo)
-        return sum(tfs[i] & 0xFFFF for i in range(lo, hi))
+    def page_scores(self, tables: _Tables, k1: float) -> dict[int, float]:
+        """The term's BM25 score of each page (file) that holds it."""
+        idf = self.idf
+        file_norm = tables.file_norm
+        out: dict[int, float] = {}
+        for f, tf in self.file_tf.items():
+            x = tf / file_norm[f]
+            out[f] = idf * x / (k1 + x)
+        return out
 
 
 Form = list[tuple[str, float]]  # (term, coefficient): a form scores sum(coef * term score)
@@ -206,22 +205,49 @@ def _forms(concept: Concept, alt_weight: float) -> list[Form]:
     return forms
 
 
+def _best_form(forms: list[Form], scores: dict[str, dict[int, float]]) -> dict[int, float]:
+    """Per section (or page), the best form's score: a form is one term's score times its
+    coefficient, or the coefficient-weighted sum of an identifier's parts (in part order)."""
+    out: dict[int, float] = {}
+    if len(forms[0]) == 1 and forms[0][0][1] == 1.0:
+        out = dict(scores[forms[0][0][0]])
+        forms = forms[1:]
+    get = out.get
+    for form in forms:
+        if len(form) == 1:
+            t, coef = form[0]
+            for d, s in scores[t].items():
+                if coef != 1.0:
+                    s *= coef
+                if s > get(d, 0.0):
+                    out[d] = s
+        else:
+            mean: dict[int, float] = {}
+            for t, coef in form:
+                for d, s in scores[t].items():
+                    mean[d] = mean.get(d, 0.0) + coef * s
+            for d, s in mean.items():
+                if s > get(d, 0.0):
+                    out[d] = s
+    return out
+
+
 def rank_concepts(cache: NativeCache, concepts: list[Concept],
                   params: Params = PARAMS) -> list[tuple[float, str, int]]:
     """Selectable sections, best first: (score in [0, 1], id, section number).
 
     score = prior x (sum over concepts of the best form's BM25F + heading bonus)
             x (1 + page x page match); sections under ``floor`` x the best are dropped, and
-    exact duplicates (same version) after the first. Concepts are summed in query order,
-    so pruning (which only skips sections that provably stay under the floor) never changes
-    a score's bits."""
+    exact duplicates (same version) after the first. Every sum runs in query order."""
     tables = _tables(cache, params)
     k1, floor, tb, gamma = params.k1, params.floor, params.title_bonus, params.page
     terms: dict[str, _Term] = {}
+    uses: dict[str, int] = {}
     for c in concepts:
         for t in c.terms:
             if t not in terms:
                 terms[t] = _Term(cache, t)
+            uses[t] = uses.get(t, 0) + 1
     cforms = [_forms(c, params.alt_weight) for c in concepts]
     bound = [max(sum(coef * terms[t].idf for t, coef in form) for form in forms)
              for forms in cforms]
@@ -229,172 +255,70 @@ def rank_concepts(cache: NativeCache, concepts: list[Concept],
     total = sum(bound[i] for i in live)
     if not live:
         return []
-    prior = tables.prior
-    boost = (1.0 + tb) * (1.0 + gamma) * (1.0 + _EPS)
 
-    # Term-at-a-time over concepts, strongest first, until what is left cannot lift a
-    # section that has not been seen yet to the floor.
-    order = sorted(live, key=lambda i: (-bound[i], i))
-    per_concept: dict[int, dict[int, float]] = {}
-    acc: dict[int, float] = {}
-    covered: dict[int, float] = {}
-    best_lb = 0.0
-    rest = total
-    lens0 = cache.index.lens[0]
-    file_of, file_norm = tables.file_of, tables.file_norm
-    page_cache: dict[int, float] = {}
-
-    def concept_score(i: int, d: int) -> float:
-        g = per_concept.get(i)
-        if g is not None:
-            return g.get(d, 0.0)
-        s = 0.0
-        for form in cforms[i]:
-            v = 0.0
-            for t, coef in form:
-                v += coef * terms[t].score_one(tables, k1, d)
-            if v > s:
-                s = v
-        return s
-
-    def page_factor(f: int) -> float:
-        page = page_cache.get(f)
-        if page is None:
-            page = 0.0
-            fn = file_norm[f]
-            for i in live:
-                best = 0.0
-                for form in cforms[i]:
-                    v = 0.0
-                    for t, coef in form:
-                        term = terms[t]
-                        tf = term.tf_in_file(tables, f) / fn
-                        if tf:
-                            v += coef * term.idf * tf / (k1 + tf)
-                    if v > best:
-                        best = v
-                page += best
-            page = 1.0 + gamma * page / total
-            page_cache[f] = page
-        return page
-
-    def doc_score(d: int) -> float:
-        """The exact score of one section (used as a lower bound of the best)."""
-        raw = 0.0
-        w = 0.0
-        title_tf = 0
-        for i in live:
-            s = concept_score(i, d)
-            if s > 0.0:
-                raw += s
-                hit = False
-                for t in concepts[i].terms:
-                    tt = terms[t].lookup(d) >> 24
-                    if tt:
-                        hit = True
-                        title_tf += tt
-                if hit:
-                    w += bound[i]
-        if w > 0.0 and lens0[d]:
-            precision = title_tf / lens0[d]
-            raw += tb * (precision if precision < 1.0 else 1.0) * w
-        return prior[d] * raw * page_factor(file_of[d])
-
-    for i in order:
-        if params.prune and rest * boost < floor * best_lb:
-            break
-        rest -= bound[i]
-        g: dict[int, float] = {}
-        for form in cforms[i]:
-            if len(form) == 1:
-                t, coef = form[0]
-                scores = terms[t].score_all(tables, k1)
-                if coef == 1.0 and not g:
-                    g = scores if len(cforms[i]) == 1 else dict(scores)
-                    continue
-                for d, s in scores.items():
-                    s *= coef
-                    if s > g.get(d, 0.0):
-                        g[d] = s
-            else:
-                mean: dict[int, float] = {}
-                for t, coef in form:
-                    for d, s in terms[t].score_all(tables, k1).items():
-                        mean[d] = mean.get(d, 0.0) + coef * s
-                for d, s in mean.items():
-                    if s > g.get(d, 0.0):
-                        g[d] = s
-        per_concept[i] = g
-        w = bound[i]
-        top = 0.0
-        top_d = -1
-        for d, s in g.items():
-            a = acc.get(d, 0.0) + s
-            acc[d] = a
-            covered[d] = covered.get(d, 0.0) + w
-            a *= prior[d]
-            if a > top:
-                top = a
-                top_d = d
-        if params.prune and top_d >= 0 and top * boost > best_lb:
-            exact = doc_score(top_d) * (1.0 - _EPS)
-            if exact > best_lb:
-                best_lb = exact
-    rest = max(rest, 0.0)
-    if params.prune and rest < total:
-        cut = floor * best_lb
-        scale = (1.0 + gamma) * (1.0 + _EPS)
-        candidates = [d for d, a in acc.items()
-                      if prior[d] * (a + rest + tb * (covered[d] + rest)) * scale >= cut]
-    else:
-        candidates = list(acc)
-
-    # Exact scores of the candidates, every sum in query order.
-    raw = dict.fromkeys(candidates, 0.0)
+    raw = [0.0] * cache.index.count  # dense: cheaper than a dict at corpus scale
+    section_scores: dict[str, dict[int, float]] = {}
+    page: dict[int, float] = {}
     title_w: dict[int, float] = {}
     title_tf: dict[int, int] = {}
     for i in live:
-        g = per_concept.get(i)
-        if g is None:
-            g = {}
-            for d in candidates:
-                s = concept_score(i, d)
-                if s > 0.0:
-                    g[d] = s
-        if len(g) <= len(raw):
-            for d, s in g.items():
-                if d in raw:
-                    raw[d] += s
+        # Forms whose terms never occur play no part.
+        forms = [f for f in cforms[i] if any(terms[t].docs for t, _ in f)]
+        concept_terms = [t for f in forms for t, _ in f]
+        if len(concept_terms) == 1 and uses[concept_terms[0]] == 1 and forms[0][0][1] == 1.0:
+            term = terms[concept_terms[0]]
+            term.scan(tables, k1, raw)  # one term, one concept: straight into the sums
+            pg = term.page_scores(tables, k1)
         else:
-            for d in raw:
-                s = g.get(d)
-                if s is not None:
-                    raw[d] += s
-        in_title: set[int] = set()
-        for t in concepts[i].terms:
+            page_scores: dict[str, dict[int, float]] = {}
+            for t in concept_terms:
+                if t not in section_scores:
+                    section_scores[t] = terms[t].scan(tables, k1)
+                page_scores[t] = terms[t].page_scores(tables, k1)
+            for d, s in _best_form(forms, section_scores).items():
+                raw[d] += s
+            pg = _best_form(forms, page_scores)
+        get = page.get
+        for f, s in pg.items():
+            page[f] = get(f, 0.0) + s
+        hit: set[int] = set()
+        for t in concept_terms:
             for d, tt in terms[t].titles.items():
-                if d in raw and d in g:
-                    in_title.add(d)
-                    title_tf[d] = title_tf.get(d, 0) + tt
+                hit.add(d)
+                title_tf[d] = title_tf.get(d, 0) + tt
         w = bound[i]
-        for d in in_title:
+        for d in hit:
             title_w[d] = title_w.get(d, 0.0) + w
+    lens0 = cache.index.lens[0]
     for d, w in title_w.items():
-        precision = title_tf[d] / lens0[d] if lens0[d] else 0.0
+        precision = title_tf[d] / lens0[d]
         raw[d] += tb * (precision if precision < 1.0 else 1.0) * w
 
-    scored = [(prior[d] * r * page_factor(file_of[d]), d) for d, r in raw.items()]
-
-    best = max((s for s, _ in scored), default=0.0)
-    if best <= 0.0:
+    factor = [1.0] * len(tables.file_norm)
+    for f, p in page.items():
+        factor[f] = 1.0 + gamma * p / total
+    prior, file_of = tables.prior, tables.file_of
+    # The best score is at least that of the section with the best raw score, and
+    # prior <= 1 <= factor <= 1 + page: a raw score under ``cut`` stays under the floor.
+    top_raw = max(raw)
+    if top_raw <= 0.0:
         return []
+    top = raw.index(top_raw)
+    lower = prior[top] * top_raw * factor[file_of[top]]
+    cut = floor * lower / (1.0 + gamma) * (1.0 - _EPS)
+    final = {d: prior[d] * raw[d] * factor[file_of[d]]
+             for d in compress(range(len(raw)), map(cut.__le__, raw))}
+    best = max(final.values())
     sections = cache.sections
     ranked = []
-    for s, d in scored:
-        score = s / best
-        if score >= floor:
-            ranked.append((score, sections[d]["id"], d))
-    ranked.sort(key=lambda r: (-r[0], r[1]))
+    cut = floor * best * (1.0 - _EPS)
+    for d, s in final.items():
+        if s >= cut:
+            score = s / best
+            if score >= floor:
+                ranked.append((score, sections[d]["id"], d))
+    ranked.sort(key=itemgetter(1))
+    ranked.sort(key=itemgetter(0), reverse=True)  # stable: equal scores stay in id order
     seen: set[str] = set()
     unique = []
     for entry in ranked:
@@ -411,9 +335,9 @@ def rank(cache: NativeCache, query: str,
     return rank_concepts(cache, _concepts(query), params)
 
 
-def term_matches(cache: NativeCache, terms: list[str], d: int) -> int:
+def _term_matches(postings: list[_Term], d: int) -> int:
     """Occurrences of the query terms in the body of section ``d``."""
-    return sum(_Term(cache, t).lookup(d) & 0xFFFF for t in terms)
+    return sum(term.lookup(d) & 0xFFFF for term in postings)
 
 
 def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS) -> dict[str, Any]:
@@ -422,6 +346,7 @@ def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS)
     terms = _flat(concepts)
     ranked = rank_concepts(cache, concepts, params)
     sections = cache.sections
+    postings = [_Term(cache, t) for t in terms] if ranked else []
     documents = []
     used = 0
     excluded = 0
@@ -438,7 +363,7 @@ def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS)
             "content": cache.section_text(d),
             "score": score,
             "tokens": tokens,
-            "why": {"query_terms": terms, "term_matches": term_matches(cache, terms, d),
+            "why": {"query_terms": terms, "term_matches": _term_matches(postings, d),
                     "total_words": cache.index.words[d]},
         })
     return {
