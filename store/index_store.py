@@ -13,6 +13,7 @@ cache_missing during every incremental build and right after its swap.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -42,6 +43,7 @@ from .manifest import (
     utc_timestamp,
 )
 from .parallel import Job, parse_files
+from .roots import default_root
 from .search_index import IndexWriter, SearchIndex, carry_forward
 from .sources import Scan
 
@@ -55,11 +57,6 @@ BUILD_CONFIG: dict[str, Any] = {
 }
 
 Progress = Callable[[int, int], None]
-
-
-def default_root() -> Path:
-    env = os.environ.get("DOC_INDEX_ROOT")
-    return Path(env).expanduser() if env else Path.home() / ".doc-index"
 
 
 @dataclass
@@ -185,6 +182,7 @@ class IndexStore:
         """Build or incrementally update the cache ``key`` from ``scan``."""
         started = time.perf_counter()
         report = BuildReport(key=key, cache_dir=self.cache_dir(key), skipped=list(scan.skipped))
+        scan = _without_reserved(scan, report)
         self.root.mkdir(parents=True, exist_ok=True)
         with self.lock(key):
             commit_mod.clean_staging(self.root, key)
@@ -212,29 +210,32 @@ class IndexStore:
                 return report
             staging = commit_mod.new_staging_dir(self.root, key)
             try:
-                self._write_generation(key, owner, name, scan, old, jobs, staging, report,
-                                       progress)
-                commit_mod.commit(staging, self.cache_dir(key))
+                header = self._write_generation(key, owner, name, scan, old, jobs, staging,
+                                                report, progress)
+                # Only files that are still not indexable changed: keep the live generation.
+                if old is None or not _same_generation(old.manifest, header):
+                    commit_mod.commit(staging, self.cache_dir(key))
+                    report.written = True
             except BaseException:
                 shutil.rmtree(staging, ignore_errors=True)
                 raise
             finally:
                 commit_mod.clean_staging(self.root, key)
-            report.written = True
         report.seconds = time.perf_counter() - started
         return report
 
     def _write_generation(
         self, key: str, owner: str, name: str, scan: Scan, old: _Old | None, jobs: list[Job],
         staging: Path, report: BuildReport, progress: Progress | None,
-    ) -> None:
+    ) -> dict[str, Any]:
+        """Write the new generation into ``staging``; its manifest header."""
         digests = {f.path: f.digest for f in scan.files}
         parsed_iter = parse_files(jobs, staging)
         live = self.cache_dir(key)
         ids = IdAssigner()
         writer = IndexWriter()
         version = CacheVersion(BUILD_CONFIG)
-        spool = SectionSpool(staging / ".sections.spool")
+        spool = SectionSpool(staging / SPOOL_NAME)
         doc_files: list[str] = []
         doc_map = array("i", [-1]) * (old.index.count if old else 0)
         total = len(scan.files)
@@ -271,6 +272,7 @@ class IndexStore:
             file_hashes={p: digests[p] for p in doc_files}, doc_files=doc_files,
         )
         spool.write_manifest(staging / MANIFEST_NAME, header)
+        return header
 
     def _carry_file(
         self, old: _Old, path: str, live: Path, staging: Path, ids: IdAssigner,
@@ -301,6 +303,27 @@ class IndexStore:
 
 
 KIND_OF = {"r": "root", "h": "heading", "p": "part"}
+SPOOL_NAME = ".sections.spool"
+# A raw file under one of these top-level names would collide with the cache's own files.
+RESERVED_NAMES = frozenset({MANIFEST_NAME, SEARCH_INDEX_NAME, SPOOL_NAME})
+
+
+def _same_generation(old: dict[str, Any], header: dict[str, Any]) -> bool:
+    """True when a new manifest ``header`` describes the same cache as ``old`` (a rebuild
+    that only re-parsed files that are still skipped, e.g. too deeply nested ones)."""
+    keys = ("cache_version", "owner", "name", "commit_hash", "file_hashes", "doc_files")
+    return all(old[k] == header[k] for k in keys)
+
+
+def _without_reserved(scan: Scan, report: BuildReport) -> Scan:
+    """``scan`` without the files under a directory named like a cache file (reported)."""
+    kept = [f for f in scan.files if f.path.split("/", 1)[0] not in RESERVED_NAMES]
+    if len(kept) == len(scan.files):
+        return scan
+    report.skipped.extend((f.path, "name reserved by the cache") for f in scan.files
+                          if f.path.split("/", 1)[0] in RESERVED_NAMES)
+    report.skipped.sort()
+    return dataclasses.replace(scan, files=kept)
 
 
 def _raw_matches(raw: Path, sections: list[dict[str, Any]]) -> bool:
