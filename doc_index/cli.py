@@ -78,6 +78,11 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, ContextError):
             print(f"error: {exc.message}", file=sys.stderr)
             return exc.exit_code
+        from .store.index_store import InvalidCacheKey
+
+        if isinstance(exc, InvalidCacheKey):
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         if isinstance(exc, OSError):
             print(f"error: {_os_message(exc)}", file=sys.stderr)
             return 6

@@ -59,6 +59,28 @@ BUILD_CONFIG: dict[str, Any] = {
 Progress = Callable[[int, int], None]
 
 
+class InvalidCacheKey(ValueError):
+    """A cache key that is not one plain path component directly under the root."""
+
+
+def check_key(key: str) -> str:
+    """``key`` if it names a cache directly under the root (what readers can address by
+    name, see ``server.cache_paths``); InvalidCacheKey otherwise. Without this check a
+    ``--name`` like ``x/../../elsewhere`` put the lock (and more) outside the root."""
+    if (
+        key in ("", ".", "..", commit_mod.STAGING_DIR)
+        or "/" in key or "\\" in key
+        or any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in key)
+    ):
+        raise InvalidCacheKey(f"invalid cache name {key!r}: one path component, no control "
+                              "characters")
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidCacheKey(f"invalid cache name {key!r}: not UTF-8") from None
+    return key
+
+
 @dataclass
 class BuildReport:
     """What a build did, for the one-screen summary."""
@@ -92,10 +114,10 @@ class IndexStore:
         self.root = Path(root) if root is not None else default_root()
 
     def cache_dir(self, key: str) -> Path:
-        return self.root / key
+        return self.root / check_key(key)
 
     def lock(self, key: str) -> BuildLock:
-        return BuildLock(self.root / f"{key}.lock")
+        return BuildLock(self.root / f"{check_key(key)}.lock")
 
     def list_keys(self) -> list[str]:
         if not self.root.is_dir():
