@@ -122,13 +122,14 @@ def _delete(root: Path, name: str) -> int:
     from .server.errors import ContextError
     from .store.index_store import IndexStore
 
+    shown = name if name.isprintable() else ascii(name)  # one line, whatever the name holds
     try:
         resolve_cache_name(root, name)
     except ContextError:
-        print(f"not found: {name}", file=sys.stderr)
+        print(f"not found: {shown}", file=sys.stderr)
         return 4
     deleted = IndexStore(root).delete_index(name)
-    print(f"{'deleted' if deleted else 'not found'}: {name}", file=sys.stderr)
+    print(f"{'deleted' if deleted else 'not found'}: {shown}", file=sys.stderr)
     return 0 if deleted else 4
 
 
