@@ -143,10 +143,12 @@ class _Term:
         i = bisect_left(docs, d)
         return self.tfs[i] if i < len(docs) and docs[i] == d else 0
 
-    def scan(self, tables: _Tables, k1: float, raw: list[float] | None = None,
-             ) -> dict[int, float]:
+    def scan(self, tables: _Tables, k1: float, found: bytearray, path_only: list[int],
+             raw: list[float] | None = None) -> dict[int, float]:
         """BM25F score of every section holding the term: added into ``raw`` when given
-        (the fast path of a one-term concept), else returned. Records titles and file tfs."""
+        (the fast path of a one-term concept), else returned. Records titles and file tfs,
+        marks in ``found`` the sections whose own text holds the term and lists in
+        ``path_only`` those that hold it only in their heading path."""
         nt, np_, nb = tables.norm
         file_of = tables.file_of
         idf = self.idf
@@ -160,12 +162,17 @@ class _Term:
             if p < 0x10000:
                 tf = p * nb[d]
                 body = p
+                found[d] = 1
             else:
                 body = p & 0xFFFF
                 title = p >> 24
                 tf = title * nt[d] + ((p >> 16) & 0xFF) * np_[d] + body * nb[d]
                 if title:
                     titles[d] = title
+                if body:
+                    found[d] = 1
+                else:
+                    path_only.append(d)
             if raw is None:
                 out[d] = idf * tf / (k1 + tf)
             else:
@@ -257,6 +264,8 @@ def rank_concepts(cache: NativeCache, concepts: list[Concept],
         return []
 
     raw = [0.0] * cache.index.count  # dense: cheaper than a dict at corpus scale
+    found = bytearray(cache.index.count)  # the section's own text holds a query term
+    path_only: list[int] = []
     section_scores: dict[str, dict[int, float]] = {}
     page: dict[int, float] = {}
     title_w: dict[int, float] = {}
@@ -267,13 +276,13 @@ def rank_concepts(cache: NativeCache, concepts: list[Concept],
         concept_terms = [t for f in forms for t, _ in f]
         if len(concept_terms) == 1 and uses[concept_terms[0]] == 1 and forms[0][0][1] == 1.0:
             term = terms[concept_terms[0]]
-            term.scan(tables, k1, raw)  # one term, one concept: straight into the sums
+            term.scan(tables, k1, found, path_only, raw)  # one term: straight into the sums
             pg = term.page_scores(tables, k1)
         else:
             page_scores: dict[str, dict[int, float]] = {}
             for t in concept_terms:
                 if t not in section_scores:
-                    section_scores[t] = terms[t].scan(tables, k1)
+                    section_scores[t] = terms[t].scan(tables, k1, found, path_only)
                 page_scores[t] = terms[t].page_scores(tables, k1)
             for d, s in _best_form(forms, section_scores).items():
                 raw[d] += s
@@ -300,12 +309,17 @@ def rank_concepts(cache: NativeCache, concepts: list[Concept],
     prior, file_of = tables.prior, tables.file_of
     # The best score is at least that of the section with the best raw score, and
     # prior <= 1 <= factor <= 1 + page: a raw score under ``cut`` stays under the floor.
+    # A match in the heading path alone (file name, ancestor titles) ranks a section
+    # but does not make it selectable: its own text must hold a query term.
+    for d in path_only:
+        if not found[d]:
+            raw[d] = 0.0
     top_raw = max(raw)
     if top_raw <= 0.0:
         return []
     top = raw.index(top_raw)
     lower = prior[top] * top_raw * factor[file_of[top]]
-    cut = floor * lower / (1.0 + gamma) * (1.0 - _EPS)
+    cut = max(floor * lower / (1.0 + gamma) * (1.0 - _EPS), 5e-324)  # never a zero score
     final = {d: prior[d] * raw[d] * factor[file_of[d]]
              for d in compress(range(len(raw)), map(cut.__le__, raw))}
     best = max(final.values())
