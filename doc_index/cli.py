@@ -8,6 +8,7 @@ answers the three tools by cache name, ``server.mcp_server`` serves them. Errors
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -67,6 +68,9 @@ def _root(args: argparse.Namespace) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if argv is None and args.command == "resolve":
+        # The query is UTF-8 whatever the locale decoded argv with (as in ``context``).
+        args.query = os.fsencode(args.query).decode("utf-8", "surrogateescape")
     try:
         return _run(args)
     except KeyboardInterrupt:

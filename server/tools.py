@@ -81,6 +81,10 @@ def resolve(
     checked = check_budget(budget)
     if not isinstance(query, str):
         raise ContextError("invalid_query", "query must be a string")
+    try:
+        query.encode("utf-8")  # lone surrogates: argv bytes that were not UTF-8
+    except UnicodeEncodeError:
+        raise ContextError("invalid_query", "query is not valid UTF-8") from None
     _require_directory(cache_dir)
     for _ in range(_NATIVE_ATTEMPTS):
         cache = (
