@@ -23,7 +23,8 @@ Principles (each one a class of questions, none a single question; measured with
    long body.
 5. Page evidence: paraphrased questions often name what a page is about rather than the
    words of the answering section. Each section's score is multiplied by
-   1 + (BM25 of its whole file for the query) / (the query's idf mass), in [1, 2).
+   1 + 0.5 x (BM25 of its whole file for the query) / (the query's idf mass), in
+   [1, 1.5). (Weight 1.0 scored the same on the dev questions and worse on fresh ones.)
 6. Priors: release notes (a changelog-named file or folder, or under a version-number
    heading) x 0.5, since they mention every feature in passing; a heading with (almost)
    no text of its own (at most 3 terms beyond the heading) x 0.5, since it tells an agent
@@ -78,7 +79,7 @@ class Params:
     floor: float = 0.25  # relative to the best score
     alt_weight: float = 0.5  # an abbreviation / synonym counts this much of the word
     title_bonus: float = 0.2  # heading precision bonus, in units of the matched concepts
-    page: float = 1.0  # up to (1 + page) x for a page (file) that matches the whole query
+    page: float = 0.5  # up to (1 + page) x for a page (file) that matches the whole query
     page_b: float = 0.75
     changelog: float = 0.5  # prior of release-notes sections
     empty: float = 0.5  # prior of a heading with (almost) no body
