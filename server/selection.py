@@ -35,7 +35,8 @@ Principles (each one a class of questions, none a single question; measured with
    a better-ranked section. Scores are scaled to [0, 1] by the best; the order is score
    descending, then id ascending; the budget is filled greedily, skipping what does not fit.
 8. Determinism: IEEE basic operations and ``detmath.ln`` only, every sum taken in query
-   order, so equal cache bytes and arguments give equal output bytes on any machine.
+   order by plain ``+`` (never the built-in ``sum`` of floats, compensated since Python
+   3.12), so equal cache bytes and arguments give equal output bytes on any machine.
 9. Speed: one term-at-a-time pass over the postings into dense per-section sums (file
    tfs summed along the way: a file's sections are contiguous), per-section
    normalizations and priors computed once per loaded cache, the floor cut at C speed.
@@ -284,6 +285,15 @@ def _best_form(forms: list[Form], scores: dict[str, dict[int, float]]) -> dict[i
     return out
 
 
+def _ordered_sum(values: list[float]) -> float:
+    """Left-to-right float sum. (The built-in ``sum`` compensates rounding since Python
+    3.12, so its last bit depends on the Python version.)"""
+    total = 0.0
+    for v in values:
+        total += v
+    return total
+
+
 def rank_concepts(cache: NativeCache, concepts: list[Concept],
                   params: Params = PARAMS) -> list[tuple[float, str, int]]:
     """Selectable sections, best first: (score in [0, 1], id, section number).
@@ -301,10 +311,10 @@ def rank_concepts(cache: NativeCache, concepts: list[Concept],
                 terms[t] = _Term(cache, t)
             uses[t] = uses.get(t, 0) + 1
     cforms = [_forms(c, params.alt_weight) for c in concepts]
-    bound = [max(sum(coef * terms[t].idf for t, coef in form) for form in forms)
+    bound = [max(_ordered_sum([coef * terms[t].idf for t, coef in form]) for form in forms)
              for forms in cforms]
     live = [i for i in range(len(concepts)) if bound[i] > 0.0]
-    total = sum(bound[i] for i in live)
+    total = _ordered_sum([bound[i] for i in live])
     if not live:
         return []
 
