@@ -133,29 +133,30 @@ def _tables(cache: NativeCache, params: Params) -> _Tables:
     norm = []
     for f in range(3):
         w, b, avg, col = params.weights[f], params.b[f], index.avg[f] or 1.0, lens[f]
-        norm.append([w / (1.0 - b + b * col[d] / avg) for d in range(n)])
+        by_length = {x: w / (1.0 - b + b * x / avg) for x in set(col)}  # few distinct lengths
+        norm.append(list(map(by_length.__getitem__, col)))
     prior = [1.0] * n
     if params.changelog != 1.0:
         for d in index.postings(FEATURE_CHANGELOG)[0]:
             prior[d] = params.changelog
     if params.empty != 1.0:
-        title, body, limit = lens[0], lens[2], params.empty_terms
-        for d in range(n):
-            if body[d] - title[d] <= limit:
+        limit = params.empty_terms
+        for d, (t, b) in enumerate(zip(lens[0], lens[2])):
+            if b - t <= limit:
                 prior[d] *= params.empty
     file_of: list[int] = []
     file_start: list[int] = []
     file_len: list[int] = []
     last = None
-    body = lens[2]
-    for d, section in enumerate(cache.sections):
-        name = section["file"]
+    number = -1
+    for d, (name, length) in enumerate(zip([s["file"] for s in cache.sections], lens[2])):
         if name != last:
             file_start.append(d)
             file_len.append(0)
             last = name
-        file_of.append(len(file_start) - 1)
-        file_len[-1] += body[d]
+            number += 1
+        file_of.append(number)
+        file_len[number] += length
     avg_file = (sum(file_len) / len(file_len)) if file_len else 1.0
     pb = params.page_b
     file_norm = [1.0 - pb + pb * length / avg_file for length in file_len]
