@@ -74,6 +74,7 @@ def _parser() -> tuple[Any, Any]:
     settings.file_insertion_enabled = False
     settings.raw_enabled = False
     settings.character_level_inline_markup = False
+    settings.syntax_highlight = "none"  # code-block would run Pygments: titles need none of it
     return Parser(), settings
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from operator import itemgetter
 
 from .analysis import STOPWORDS, WORD
 
@@ -33,7 +34,7 @@ def _clean_inline(text: str) -> str:
 
 
 def _body_lines(text: str, headed: bool) -> list[str]:
-    lines = text.split("\n", 120)[:120]
+    lines = text[:4000].split("\n", 120)[:120]
     if headed:
         # Drop the heading: an optional overline, the title line, an optional underline.
         drop = 1
@@ -105,7 +106,8 @@ def _keyword_form(word: str) -> str:
 
 def keywords(text: str, word_counts: dict[str, int] | None = None) -> list[str]:
     """Up to 20 keywords: code identifiers first (in order of appearance), then the most
-    frequent non-stopword words (count descending, then alphabetical). ``word_counts``
+    frequent non-stopword words (count descending, then code-point order; lowercased).
+    ``word_counts``
     (the text's ``analysis.WORD`` counts) saves a second pass over the text."""
     out: dict[str, None] = {}
     for m in _IDENT.finditer(text):
@@ -116,20 +118,16 @@ def keywords(text: str, word_counts: dict[str, int] | None = None) -> list[str]:
                 break
     if word_counts is None:
         word_counts = Counter(WORD.findall(text))
-    counts: dict[str, int] = {}
-    get = counts.get
+    # Count descending, then word ascending: two C-level sorts (the second is stable).
+    ranked = sorted(word_counts.items())
+    ranked.sort(key=itemgetter(1), reverse=True)
     cached = _keyword_cache.get
-    for word, n in word_counts.items():
+    for word, _ in ranked:
+        if len(out) >= MAX_KEYWORDS:
+            break
         key = cached(word)
         if key is None:
             key = _keyword_form(word)
         if key:
-            counts[key] = get(key, 0) + n
-    if len(counts) > 4 * MAX_KEYWORDS:
-        floor = sorted(counts.values(), reverse=True)[4 * MAX_KEYWORDS]
-        counts = {w: n for w, n in counts.items() if n >= floor}
-    for word, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        if len(out) >= MAX_KEYWORDS:
-            break
-        out.setdefault(word, None)
+            out.setdefault(key, None)
     return list(out)[:MAX_KEYWORDS]

@@ -10,8 +10,6 @@ handle, so they see one generation or the other, never a mix.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import errno
 import os
 import secrets
@@ -51,6 +49,9 @@ def clean_staging(root: Path, key: str) -> None:
 
 def _renameat2_exchange(a: Path, b: Path) -> bool:
     """Atomically exchange two paths; False when the platform cannot."""
+    import ctypes
+    import ctypes.util
+
     libc_name = ctypes.util.find_library("c")
     if not libc_name:
         return False

@@ -24,7 +24,7 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..indexer.analysis import ANALYZER_VERSION
 from ..indexer.chunks import PART_TOKENS
@@ -42,10 +42,12 @@ from .manifest import (
     manifest_header,
     utc_timestamp,
 )
-from .parallel import Job, parse_files
 from .roots import default_root
 from .search_index import IndexWriter, SearchIndex, carry_forward
-from .sources import Scan
+
+if TYPE_CHECKING:  # the resolve path imports this module: keep it light
+    from .parallel import Job
+    from .sources import Scan
 
 CURRENT_INDEX_VERSION = 1
 TOKENIZER_VERSION = 1
@@ -252,6 +254,8 @@ class IndexStore:
     ) -> dict[str, Any]:
         """Write the new generation into ``staging``; its manifest header."""
         digests = {f.path: f.digest for f in scan.files}
+        from .parallel import parse_files
+
         parsed_iter = parse_files(jobs, staging)
         live = self.cache_dir(key)
         ids = IdAssigner()

@@ -7,7 +7,6 @@ back. Results come back in submission order, with at most a few files in flight.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -50,6 +49,8 @@ def parse_files(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFil
     """Yield ``(path, ParsedFile or skip reason)`` for every job, in order.
 
     The bytes are read here (sources need not be fork-safe) and sent to a worker."""
+    import multiprocessing
+
     workers = _worker_count(jobs)
     if workers == 0 or "fork" not in multiprocessing.get_all_start_methods():
         for path, read, _ in jobs:
@@ -57,19 +58,47 @@ def parse_files(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFil
             yield path, data if isinstance(data, str) else parse_one(path, data, str(staging))
         return
     ctx = multiprocessing.get_context("fork")
+    _warm_parsers(jobs)
+    # The largest files start first: in path order, one big file near the end would keep
+    # one worker busy alone while the others idle.
+    total = sum(size for _, _, size in jobs)
+    big = {path for path, _, size in sorted(jobs, key=lambda j: -j[2])[:workers]
+           if size * 8 > total}
     with ctx.Pool(workers) as pool:
+        early = {}
+        for path, read, _ in jobs:
+            if path in big:
+                data = _read(read)
+                early[path] = data if isinstance(data, str) else pool.apply_async(
+                    parse_one, (path, data, str(staging)))
         window: deque = deque()
         limit = workers * 4
         for path, read, _ in jobs:
-            data = _read(read)
-            if isinstance(data, str):
-                window.append((path, data))
+            if path in early:
+                window.append((path, early.pop(path)))
             else:
-                window.append((path, pool.apply_async(parse_one, (path, data, str(staging)))))
+                data = _read(read)
+                if isinstance(data, str):
+                    window.append((path, data))
+                else:
+                    window.append((path, pool.apply_async(parse_one, (path, data, str(staging)))))
             if len(window) >= limit:
                 yield _next(window)
         while window:
             yield _next(window)
+
+
+def _warm_parsers(jobs: list[Job]) -> None:
+    """Import and set up the parsers once, before forking, so workers inherit them."""
+    from ..indexer.document import RST_SUFFIXES
+    from ..indexer.markdown import _block_parser, _inline_parser
+
+    _block_parser()
+    _inline_parser()
+    if any(path.lower().endswith(RST_SUFFIXES) for path, _, _ in jobs):
+        from ..indexer.rst import _parser
+
+        _parser()
 
 
 def _next(window: deque) -> tuple[str, ParsedFile | str]:
