@@ -153,7 +153,7 @@ class SearchIndex:
     lens: list[list[int]]
     terms: dict[str, list[int]]
     blob: memoryview
-    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> SearchIndex:
