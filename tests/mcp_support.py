@@ -15,9 +15,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-_VENDORED = REPO / "tests" / "compat" / "context-engine-compat"
-_SHARED = Path("/work/shared/context-engine-compat")
-COMPAT = _VENDORED if _VENDORED.is_dir() else _SHARED
+COMPAT = REPO / "tests" / "compat" / "context-engine-compat"
 FIXTURES = COMPAT / "fixtures" / "v0"
 CACHE_NAMES = ("future_version", "minimal", "realistic", "tie_break")
 
