@@ -2,21 +2,23 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-test
-BENCH_STAMP := $(VENV)/.installed-bench
+# One environment for tests and benchmarks: the test suite runs the quick benchmark too,
+# so the benchmark never rots.
+STAMP := $(VENV)/.installed-dev
+BASE_STAMP := $(VENV)/.installed
 DEMO_ROOT := demo-root
 
 .PHONY: venv test test-slow demo bench bench-quick lint clean
 
-$(STAMP): pyproject.toml
+$(BASE_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
-	touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(BASE_STAMP)
 
-$(BENCH_STAMP): $(STAMP)
+$(STAMP): $(BASE_STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
-	touch $(BENCH_STAMP)
+	touch $(STAMP)
 
 venv: $(STAMP)
 
@@ -30,7 +32,7 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
-demo: $(STAMP)
+demo: $(BASE_STAMP)
 	rm -rf $(DEMO_ROOT)
 	@echo "== build the two sample repositories =="
 	$(BIN)/doc-index build sample_repos/mdkit-docs --root $(DEMO_ROOT)
@@ -45,10 +47,10 @@ demo: $(STAMP)
 	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) local-mdkit-docs "my request times out, how do I retry it?" 600
 	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) local-rstkit-docs "worker keeps losing its connection to the broker" 600
 
-bench: $(BENCH_STAMP)
+bench: $(STAMP)
 	$(BIN)/python -m bench.run
 
-bench-quick: $(BENCH_STAMP)
+bench-quick: $(STAMP)
 	$(BIN)/python -m bench.run --quick
 
 clean:
