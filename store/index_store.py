@@ -36,10 +36,13 @@ from .manifest import (
     MANIFEST_NAME,
     SEARCH_INDEX_NAME,
     CacheVersion,
+    ManifestStream,
     SectionSpool,
+    check_header,
     check_manifest,
-    check_sections,
+    doc_file_set,
     manifest_header,
+    section_problem,
     utc_timestamp,
 )
 from .roots import default_root
@@ -104,9 +107,33 @@ class BuildReport:
 
 @dataclass
 class _Old:
-    manifest: dict[str, Any]
+    """The live generation, as an incremental build uses it: the manifest's header, its
+    sections as a stream (never all in memory), the search index, per-file ranges."""
+
+    header: dict[str, Any]
+    stream: ManifestStream
     index: SearchIndex
     ranges: dict[str, tuple[int, int]]
+    count: int
+    tokens: int
+
+
+class _OldSections:
+    """Walks the old manifest's sections forward, handing out one file's at a time."""
+
+    def __init__(self, old: _Old) -> None:
+        self._iter = old.stream.sections()
+        self._next = 0
+
+    def take(self, start: int, end: int) -> list[tuple[dict[str, Any], str]]:
+        while self._next < start:  # sections of removed or re-parsed files
+            next(self._iter)
+            self._next += 1
+        out = []
+        for _ in range(start, end):
+            out.append(next(self._iter))
+            self._next += 1
+        return out
 
 
 class IndexStore:
@@ -161,43 +188,60 @@ class IndexStore:
         return True
 
     def _load_old(self, key: str) -> _Old | None:
+        """The live generation if an incremental build can trust it, else None (a full
+        build follows): every section well-formed, each file's sections contiguous and
+        matching the raw file's bytes, the search index in step with the manifest."""
         live = self.cache_dir(key)
-        manifest = self.load_index(key)
-        if manifest is None:
-            return None
         try:
+            stream = ManifestStream.open((live / MANIFEST_NAME).read_bytes())
             index = SearchIndex.from_bytes((live / SEARCH_INDEX_NAME).read_bytes())
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if (
-            index.cache_version != manifest["cache_version"]
-            or index.build_config != BUILD_CONFIG
-            or index.count != len(manifest["sections"])
-        ):
+        if stream is None:
             return None
-        if check_sections(manifest) is not None or set(manifest["file_hashes"]) != set(
-            manifest["doc_files"]
+        header = stream.header
+        if check_header(header) is not None or header["index_version"] != CURRENT_INDEX_VERSION:
+            return None
+        files = doc_file_set(header["doc_files"])
+        if (
+            files is None or set(header["file_hashes"]) != files
+            or index.cache_version != header["cache_version"]
+            or index.build_config != BUILD_CONFIG
         ):
             return None
         ranges: dict[str, tuple[int, int]] = {}
-        previous = None
-        for i, section in enumerate(manifest["sections"]):
-            path = section["file"]
-            if path != previous and path in ranges:
-                return None  # a file's sections are not contiguous
-            if not isinstance(section.get("title"), str) or not isinstance(
-                section.get("parent"), (str, type(None))
-            ):
+        tokens = 0
+        count = 0
+        current: str | None = None
+        spans: list[dict[str, Any]] = []
+        try:
+            for section, _ in stream.sections():
+                if section_problem(section, files) or not isinstance(
+                    section.get("title"), str
+                ) or not isinstance(section.get("parent"), (str, type(None))):
+                    return None
+                path = section["file"]
+                if path != current:
+                    if path in ranges:
+                        return None  # a file's sections are not contiguous
+                    if current is not None and not _raw_matches(live / current, spans):
+                        return None  # a raw file is missing or damaged
+                    current, spans = path, []
+                    ranges[path] = (count, count)
+                spans.append(section)
+                count += 1
+                ranges[path] = (ranges[path][0], count)
+                tokens += section["tokens"]
+        except (ValueError, StopIteration):
+            return None
+        if current is not None and not _raw_matches(live / current, spans):
+            return None
+        for path in files - ranges.keys():  # files without sections: still raw files
+            if not _raw_matches(live / path, []):
                 return None
-            start, _ = ranges.get(path, (i, i))
-            ranges[path] = (start, i + 1)
-            previous = path
-        sections = manifest["sections"]
-        for path in manifest["doc_files"]:
-            start, end = ranges.get(path, (0, 0))
-            if not _raw_matches(live / path, sections[start:end]):
-                return None  # a raw file is missing or damaged: rebuild everything
-        return _Old(manifest, index, ranges)
+        if count != index.count or count != header["document_count"]:
+            return None
+        return _Old(header, stream, index, ranges, count, tokens)
 
     def update_index(
         self, key: str, owner: str, name: str, scan: Scan, *, full: bool = False,
@@ -212,7 +256,7 @@ class IndexStore:
             commit_mod.clean_staging(self.root, key)
             old = None if full else self._load_old(key)
             report.full = old is None
-            old_hashes: dict[str, str] = old.manifest["file_hashes"] if old else {}
+            old_hashes: dict[str, str] = old.header["file_hashes"] if old else {}
             current = {f.path for f in scan.files}
             report.removed = sorted(p for p in old_hashes if p not in current)
             jobs: list[Job] = []
@@ -225,11 +269,11 @@ class IndexStore:
                 jobs.append((f.path, f.read, f.size))
             if (
                 old is not None and not jobs and not report.removed
-                and old.manifest["commit_hash"] == scan.commit_hash
-                and old.manifest["owner"] == owner and old.manifest["name"] == name
+                and old.header["commit_hash"] == scan.commit_hash
+                and old.header["owner"] == owner and old.header["name"] == name
             ):
-                report.sections = len(old.manifest["sections"])
-                report.tokens = sum(s["tokens"] for s in old.manifest["sections"])
+                report.sections = old.count
+                report.tokens = old.tokens
                 report.seconds = time.perf_counter() - started
                 return report
             staging = commit_mod.new_staging_dir(self.root, key)
@@ -237,7 +281,7 @@ class IndexStore:
                 header = self._write_generation(key, owner, name, scan, old, jobs, staging,
                                                 report, progress)
                 # Only files that are still not indexable changed: keep the live generation.
-                if old is None or not _same_generation(old.manifest, header):
+                if old is None or not _same_generation(old.header, header):
                     commit_mod.commit(staging, self.cache_dir(key))
                     report.written = True
             except BaseException:
@@ -266,9 +310,15 @@ class IndexStore:
         doc_map = array("i", [-1]) * (old.index.count if old else 0)
         total = len(scan.files)
         unchanged = set(report.unchanged)
+        old_sections = _OldSections(old) if old is not None else None
         for done, source in enumerate(scan.files, 1):
-            if old is not None and source.path in unchanged:
-                entries = self._carry_file(old, source.path, live, staging, ids, writer, doc_map)
+            if old is not None and old_sections is not None and source.path in unchanged:
+                doc_files.append(source.path)
+                self._carry_file(old, old_sections, source.path, live, staging, ids, writer,
+                                 doc_map, version, spool, report)
+                if progress is not None:
+                    progress(done, total)
+                continue
             else:
                 path, result = next(parsed_iter)
                 assert path == source.path
@@ -286,6 +336,8 @@ class IndexStore:
             if progress is not None:
                 progress(done, total)
         if old is not None:
+            del old_sections  # the old manifest text is no longer needed: free it first
+            old.stream.text = ""
             carry_forward(writer, old.index, doc_map)
         report.sections = spool.count
         report.skipped.sort()
@@ -301,31 +353,37 @@ class IndexStore:
         return header
 
     def _carry_file(
-        self, old: _Old, path: str, live: Path, staging: Path, ids: IdAssigner,
-        writer: IndexWriter, doc_map: array,
-    ) -> list[dict[str, Any]]:
-        """Sections of an unchanged file, taken from the old cache without parsing."""
+        self, old: _Old, old_sections: _OldSections, path: str, live: Path, staging: Path,
+        ids: IdAssigner, writer: IndexWriter, doc_map: array, version: CacheVersion,
+        spool: SectionSpool, report: BuildReport,
+    ) -> None:
+        """Sections of an unchanged file, taken from the old cache without parsing; their
+        JSON is copied as it was unless the id pass gave them a new id or parent."""
         target = staging / path
         target.parent.mkdir(parents=True, exist_ok=True)
         _copy_raw(live / path, target)
         start, end = old.ranges.get(path, (0, 0))
-        olds = old.manifest["sections"][start:end]
+        olds = old_sections.take(start, end)
         index = old.index
-        local = {s["id"]: n for n, s in enumerate(olds)}
+        local = {s["id"]: n for n, (s, _) in enumerate(olds)}
         kinds = [KIND_OF[k] for k in index.kinds[start:end]]
         dedup = index.dedup[start:end]
-        new_ids = ids.assign(path, [(k, s["title"], h) for k, s, h in zip(kinds, olds, dedup)])
+        new_ids = ids.assign(path, [(k, s["title"], h) for k, (s, _), h in zip(kinds, olds, dedup)])
         lens = index.lens
-        entries = []
-        for n, section in enumerate(olds):
+        for n, (section, text) in enumerate(olds):
             i = start + n
             doc_map[i] = writer.add_meta(kinds[n], dedup[n], index.words[i],
                                          (lens[0][i], lens[1][i], lens[2][i]))
             parent = section["parent"]
-            section["id"] = new_ids[n]
-            section["parent"] = new_ids[local[parent]] if parent in local else None
-            entries.append(section)
-        return entries
+            new_parent = new_ids[local[parent]] if parent in local else None
+            if section["id"] == new_ids[n] and parent == new_parent:
+                spool.add_json(text)
+            else:
+                section["id"] = new_ids[n]
+                section["parent"] = new_parent
+                spool.add(section)
+            version.add(new_ids[n], section["version"])
+            report.tokens += section["tokens"]
 
 
 KIND_OF = {"r": "root", "h": "heading", "p": "part"}
