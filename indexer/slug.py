@@ -6,6 +6,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+# In a str pattern \w is exactly str.isalnum() or "_", and \s is str.isspace().
+_DROPPED = re.compile(r"[^\w\s-]+")
 _DASH_RUNS = re.compile(r"[\s_]+")
 _MULTI_DASH = re.compile(r"-{2,}")
 
@@ -15,7 +17,7 @@ def slugify(text: str) -> str:
     """Lowercase; keep Unicode letters/digits, space, ``_`` and ``-``; runs of space/``_``
     become ``-``; collapse and trim ``-``; an empty result is ``section``."""
     text = unicodedata.normalize("NFC", text).lower()
-    kept = "".join(ch for ch in text if ch.isalnum() or ch in " _-" or ch.isspace())
+    kept = _DROPPED.sub("", text)
     slug = _DASH_RUNS.sub("-", kept)
     slug = _MULTI_DASH.sub("-", slug).strip("-")
     return slug or "section"
