@@ -36,16 +36,19 @@ def server_command(root: Path, tool_names: str = "dotted") -> list[str]:
     ]
 
 
-def _send(stdin: IO[bytes], message: dict[str, Any]) -> None:
+def send(stdin: IO[bytes], message: dict[str, Any]) -> None:
+    """Write one JSON-RPC message line to a server's stdin."""
     stdin.write(json.dumps(message).encode() + b"\n")
     stdin.flush()
 
 
-def _receive(stdout: IO[bytes]) -> dict[str, Any]:
+def receive(stdout: IO[bytes]) -> dict[str, Any]:
+    """Read one JSON-RPC message line from a server's stdout."""
     line = stdout.readline()
     if not line:
         raise RuntimeError("server closed stdout")
-    return json.loads(line)
+    reply: dict[str, Any] = json.loads(line)
+    return reply
 
 
 def measure(
@@ -64,7 +67,7 @@ def measure(
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        _send(
+        send(
             proc.stdin,
             {
                 "jsonrpc": "2.0",
@@ -77,13 +80,13 @@ def measure(
                 },
             },
         )
-        _receive(proc.stdout)
+        receive(proc.stdout)
         initialize_s = time.perf_counter() - start
-        _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
 
         def call(request_id: int, query: str) -> float:
             t0 = time.perf_counter()
-            _send(
+            send(
                 proc.stdin,
                 {
                     "jsonrpc": "2.0",
@@ -95,7 +98,7 @@ def measure(
                     },
                 },
             )
-            reply = _receive(proc.stdout)
+            reply = receive(proc.stdout)
             elapsed = time.perf_counter() - t0
             if "result" not in reply or reply["result"].get("isError"):
                 raise RuntimeError(f"resolve failed: {reply}")

@@ -24,9 +24,9 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from .mcp_latency import PROTOCOL_VERSION
+from .mcp_latency import PROTOCOL_VERSION, receive, send
 from .memory import process_rss, run_measured, tool_argv
 from .stats import Summary
 
@@ -101,19 +101,6 @@ def _in_process_child(cache_dir: Path, queries: Sequence[str], rounds: int) -> d
     }
 
 
-def _send(stdin: IO[bytes], message: dict[str, Any]) -> None:
-    stdin.write(json.dumps(message).encode() + b"\n")
-    stdin.flush()
-
-
-def _receive(stdout: IO[bytes]) -> dict[str, Any]:
-    line = stdout.readline()
-    if not line:
-        raise RuntimeError("server closed stdout")
-    reply: dict[str, Any] = json.loads(line)
-    return reply
-
-
 def mcp_session(root: Path, cache: str, queries: Sequence[str], calls: int,
                 budget: int = BUDGET) -> dict[str, Any]:
     """One spawned ``doc-index serve``: handshake, first call, warm calls, RSS."""
@@ -124,20 +111,20 @@ def mcp_session(root: Path, cache: str, queries: Sequence[str], calls: int,
     assert proc.stdin is not None and proc.stdout is not None
     stdin, stdout = proc.stdin, proc.stdout
     try:
-        _send(stdin, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        send(stdin, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
             "clientInfo": {"name": "bench", "version": "1"}}})
-        _receive(stdout)
+        receive(stdout)
         initialize_s = time.perf_counter() - start
         rss_idle = process_rss(proc.pid)
-        _send(stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send(stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
 
         def call(request_id: int, query: str) -> float:
             t0 = time.perf_counter()
-            _send(stdin, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            send(stdin, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
                           "params": {"name": "context.resolve", "arguments": {
                               "cache": cache, "query": query, "budget": budget}}})
-            reply = _receive(stdout)
+            reply = receive(stdout)
             elapsed = time.perf_counter() - t0
             if "result" not in reply or reply["result"].get("isError"):
                 raise RuntimeError(f"resolve failed: {str(reply)[:500]}")

@@ -14,28 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from doc_index.store.git_hooks import HOOKS, LOG_NAME, ORIG_SUFFIX, hook_script, is_ours
 
 MAIN = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("DOC_INDEX_ROOT", str(tmp_path / "root"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    monkeypatch.delenv("DOC_INDEX_HOOK", raising=False)
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG_GLOBAL"):
-        monkeypatch.delenv(var, raising=False)
-    for who in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{who}_NAME", "Test")
-        monkeypatch.setenv(f"GIT_{who}_EMAIL", "test@example.com")
-    return tmp_path
 
 
 def git(cwd: Path, *args: str, check: bool = True,
