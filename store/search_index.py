@@ -27,6 +27,7 @@ import json
 import os
 import sys
 from array import array
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -218,5 +219,22 @@ def carry_forward(writer: IndexWriter, old: SearchIndex, doc_map: array) -> None
         if fresh is None:
             postings[term] = (array("I", new_docs), tfs)
             continue
-        merged = sorted(zip(new_docs + fresh[0].tolist(), tfs.tolist() + fresh[1].tolist()))
-        postings[term] = (array("I", [d for d, _ in merged]), array("I", [t for _, t in merged]))
+        postings[term] = _merge(array("I", new_docs), tfs, fresh[0], fresh[1])
+
+
+def _merge(docs: array, tfs: array, new_docs: array, new_tfs: array) -> tuple[array, array]:
+    """Merge two disjoint sorted postings lists; the second is short (re-parsed files), so
+    each of its entries is placed by bisection and the runs between are copied whole."""
+    out_docs = array("I")
+    out_tfs = array("I")
+    prev = 0
+    for d, tf in zip(new_docs, new_tfs):
+        i = bisect_left(docs, d, prev)
+        out_docs.extend(docs[prev:i])
+        out_tfs.extend(tfs[prev:i])
+        out_docs.append(d)
+        out_tfs.append(tf)
+        prev = i
+    out_docs.extend(docs[prev:])
+    out_tfs.extend(tfs[prev:])
+    return out_docs, out_tfs

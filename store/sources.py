@@ -109,15 +109,16 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
             if isinstance(entry, str):
                 scan.skipped.append((rel, entry))
                 continue
-            found.append(entry_for(rel, full.resolve(), entry))
+            found.append(entry_for(rel, entry[1], entry[0]))
     found.sort(key=lambda f: f.path)
     scan.files = found
     scan.skipped.sort()
     return scan
 
 
-def _check_file(root: Path, full: Path, max_bytes: int) -> bytes | str:
-    """The file's bytes, or the reason it is skipped."""
+def _check_file(root: Path, full: Path, max_bytes: int) -> tuple[bytes, Path] | str:
+    """The file's bytes and real path (a symlink's target), or the reason it is skipped.
+    The walk does not follow directory symlinks, so only the file itself can be a link."""
     try:
         st = os.lstat(full)
         if stat.S_ISLNK(st.st_mode):
@@ -136,7 +137,7 @@ def _check_file(root: Path, full: Path, max_bytes: int) -> bytes | str:
         return f"unreadable ({type(exc).__name__})"
     if len(data) > max_bytes:
         return f"over the size cap (> {max_bytes} bytes)"
-    return data
+    return data, full
 
 
 def entry_for(rel: str, full: Path, data: bytes) -> SourceFile:
