@@ -52,3 +52,10 @@ class ContextError(Exception):
         """The MCP tool-error text: ``{"error":{"code":...,"message":...}}`` + newline."""
         body = {"error": {"code": self.code, "message": self.message}}
         return json.dumps(body, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+class CacheReplaced(Exception):
+    """The cache generation being read was swapped out by a rebuild: load it again.
+
+    (Here, not in ``native_cache``, so that ``tools.resolve`` can catch it without
+    importing the native reader for v0 caches.)"""

@@ -20,11 +20,7 @@ from typing import Any
 from ..store.index_store import CURRENT_INDEX_VERSION
 from ..store.manifest import MANIFEST_NAME, SEARCH_INDEX_NAME, check_manifest, check_sections
 from ..store.search_index import SearchIndex
-from .errors import ContextError
-
-
-class CacheReplaced(Exception):
-    """The generation being read was swapped out: load the cache again."""
+from .errors import CacheReplaced, ContextError
 
 
 def _read_at(dir_fd: int, name: str) -> bytes:
@@ -126,6 +122,15 @@ def _identity(path: Path) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, man.st_ino, man.st_size, man.st_mtime_ns)
 
 
+def _swapped(cache_dir: Path, dir_fd: int) -> bool:
+    """True when ``cache_dir`` no longer names the directory open as ``dir_fd``."""
+    try:
+        held, live = os.fstat(dir_fd), os.stat(cache_dir)
+    except OSError:
+        return True
+    return (held.st_dev, held.st_ino) != (live.st_dev, live.st_ino)
+
+
 def is_native_manifest(manifest: Any) -> bool:
     return isinstance(manifest, dict) and "index_version" in manifest
 
@@ -155,6 +160,8 @@ def load_native_cache(cache_dir: Path, manifest_bytes: bytes | None = None) -> N
         try:
             index = SearchIndex.from_bytes(_read_at(dir_fd, SEARCH_INDEX_NAME))
         except FileNotFoundError:
+            if _swapped(cache_dir, dir_fd):  # a rebuild is deleting this generation
+                raise CacheReplaced from None
             raise ContextError("cache_invalid", "search index missing") from None
         except (ValueError, KeyError, TypeError):
             raise ContextError("cache_invalid", "search index damaged") from None
@@ -169,11 +176,14 @@ def load_native_cache(cache_dir: Path, manifest_bytes: bytes | None = None) -> N
             cache_version=manifest["cache_version"], document_count=manifest["document_count"],
             sections=manifest["sections"], index=index,
         )
-    except ContextError:
+    except (ContextError, CacheReplaced):
         os.close(dir_fd)
         raise
     except FileNotFoundError:
+        swapped = _swapped(cache_dir, dir_fd)
         os.close(dir_fd)
+        if swapped:
+            raise CacheReplaced from None
         raise ContextError("cache_missing") from None
     except OSError:
         os.close(dir_fd)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec
 
-from .errors import ContextError
+from .errors import CacheReplaced, ContextError
 from .jsonout import dumps
 from .v0_cache import V0Cache, load_v0_cache, parse_json
 from .v0_selection import render, select_v0
@@ -30,8 +30,9 @@ MAX_BUDGET = 10_000_000
 MANIFEST = "manifest.json"
 # The store's staging area under a cache root (store.commit.STAGING_DIR), never a cache.
 STAGING_DIR = ".doc-index-tmp"
-# A native cache swapped by a rebuild while it is read is loaded again, this many times.
-_NATIVE_ATTEMPTS = 3
+# A native cache swapped by a rebuild while it is loaded or read is loaded again, this
+# many times (a reader can lose several races to back-to-back rebuilds on a busy machine).
+_NATIVE_ATTEMPTS = 10
 _WARM_KIND = "resolve"
 
 _P = ParamSpec("_P")
@@ -87,14 +88,16 @@ def resolve(
         raise ContextError("invalid_query", "query is not valid UTF-8") from None
     _require_directory(cache_dir)
     for _ in range(_NATIVE_ATTEMPTS):
-        cache = (
-            load_for_resolve(cache_dir)
-            if warm is None
-            else warm.get(cache_dir, _WARM_KIND, load_for_resolve)
-        )
+        try:
+            cache = (
+                load_for_resolve(cache_dir)
+                if warm is None
+                else warm.get(cache_dir, _WARM_KIND, load_for_resolve)
+            )
+        except CacheReplaced:
+            continue  # the generation was deleted while it loaded: load the new one
         if isinstance(cache, V0Cache):
             return render(select_v0(cache.documents, query, checked), pretty)
-        from .native_cache import CacheReplaced
         from .selection import select
 
         try:
