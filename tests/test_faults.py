@@ -470,7 +470,7 @@ def _readers_during_rebuilds(tmp_path: Path, seconds: float) -> dict[str, int]:
 
 
 def test_readers_during_rebuilds_short(tmp_path: Path) -> None:
-    _readers_during_rebuilds(tmp_path, seconds=8)
+    _readers_during_rebuilds(tmp_path, seconds=6)
 
 
 @pytest.mark.slow

@@ -71,10 +71,12 @@ json_values = st.recursive(
                                st.dictionaries(st.text(max_size=8), children, max_size=4)),
     max_leaves=12,
 )
+# Ids of every type, except a string holding a lone surrogate: that one kills the server
+# (test_a_lone_surrogate_id_does_not_kill_the_server), which would end the run.
 ids = st.one_of(
     st.integers(-(2**31), 2**31), st.integers(2**53, 2**80), st.text(max_size=12),
     st.sampled_from([0, -1, "", "0", 1.0, 1.5, None, True, False, [], {}, [1], {"a": 1},
-                     "\x00", "\ud800"]),
+                     "\x00", ["\ud800"], {"\ud800": 1}]),
 )
 queries = st.one_of(st.text(max_size=40), st.sampled_from(
     ["retry timeout", "install", "", "   ", "!!!", "the", "\x00", "a\x00b", "\ud800 x",
@@ -228,6 +230,7 @@ class Session:
         self.sent = 0
         self.frames = 0
         self.known_tracebacks = 0
+        self.history: list[bytes] = []
         self.server.request(initialize(0))
         self.server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         # Warm up: load the caches once so the memory baseline includes them.
@@ -242,6 +245,10 @@ class Session:
     def send_line(self, raw: bytes, message: Any) -> list[dict[str, Any]]:
         """Send one line, then a ping; the frames that came back before the ping's answer
         (and the due answer, if it comes later)."""
+        if self.server.proc.poll() is not None:  # died earlier: report what killed it
+            raise AssertionError(f"the server exited ({self.server.proc.returncode}) after "
+                                 f"{self.history!r}; stderr: {self.server.stderr[-2000:]!r}")
+        self.history = [*self.history[-2:], raw[:500]]
         self.sent += 1
         self.sync += 1
         sync_id = f"sync-{self.sync}-{os.getpid()}"
@@ -482,3 +489,22 @@ def test_hostile_cache_names_over_mcp(tmp_path: Path) -> None:
     finally:
         server.kill()
     assert_no_traceback(server.stderr)
+
+
+@pytest.mark.xfail(
+    reason="server/mcp_transport.py: the answer to a request whose id is a string with a "
+    "lone surrogate cannot be encoded, and neither can the -32603 fallback (it echoes the "
+    "id): UnicodeEncodeError escapes _emit and the server exits 1", strict=True)
+def test_a_lone_surrogate_id_does_not_kill_the_server(root: Path) -> None:
+    method = "ping"  # any method: the id is echoed in every answer
+    server = RawServer(server_argv(root))
+    try:
+        server.request(initialize(0))
+        server.send_raw(b'{"jsonrpc":"2.0","id":"\\ud800","method":"' + method.encode()
+                        + b'"}\n')
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        frames = [check_frame(server.recv_line(timeout=3)) for _ in range(2)]
+        assert [f["id"] for f in frames][-1] == 2
+        assert server.proc.poll() is None
+    finally:
+        server.kill()
