@@ -7,6 +7,7 @@ the tree or reads a file it will not index.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -109,7 +110,7 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
             if isinstance(entry, str):
                 scan.skipped.append((rel, entry))
                 continue
-            found.append(entry_for(rel, entry[1], entry[0]))
+            found.append(entry_for(rel, entry[1], entry[0], max_bytes))
     found.sort(key=lambda f: f.path)
     scan.files = found
     scan.skipped.sort()
@@ -140,11 +141,20 @@ def _check_file(root: Path, full: Path, max_bytes: int) -> tuple[bytes, Path] | 
     return data, full
 
 
-def entry_for(rel: str, full: Path, data: bytes) -> SourceFile:
-    """A local file: hashed now, read again (not kept in memory) when it is parsed."""
+def entry_for(rel: str, full: Path, data: bytes, max_bytes: int | None = None) -> SourceFile:
+    """A local file: hashed now, read again (not kept in memory) when it is parsed.
+
+    The second read does not follow a symlink (a file swapped for a link out of the tree
+    after the scan) and stops past ``max_bytes`` (a file that grew over the cap): both
+    raise OSError, so the file is skipped as unreadable."""
 
     def read() -> bytes:
-        with open(full, "rb") as fh:
-            return fh.read()
+        with open(os.open(full, os.O_RDONLY | os.O_NOFOLLOW), "rb") as fh:
+            if max_bytes is None:
+                return fh.read()
+            content = fh.read(max_bytes + 1)
+        if len(content) > max_bytes:
+            raise OSError(errno.EFBIG, f"grew over the size cap ({max_bytes} bytes)")
+        return content
 
     return SourceFile(rel, hashlib.sha256(data).hexdigest(), len(data), read)
