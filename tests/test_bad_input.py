@@ -325,3 +325,25 @@ def test_fuzz_parsers_short() -> None:
 def test_fuzz_parsers_long() -> None:
     tried = _fuzz_parse(20_000)
     print(f"parser inputs tried: {tried}")
+
+
+def test_a_file_swapped_after_the_scan_is_not_followed_out(tmp_path: Path) -> None:
+    """Between the scan and the parse, a file becomes a symlink to a file outside the tree
+    and another grows past the size cap: neither is read."""
+    source = write_tree(tmp_path / "src", {"a.md": "# A\n\nzebra\n", "b.md": "# B\n\nzebra\n",
+                                           "c.md": "# C\n\nzebra\n"})
+    outside = write_tree(tmp_path / "outside", {"secret.md": f"# S\n\n{SECRET}\n"})
+    scan = scan_directory(source, max_bytes=MB)
+    (source / "a.md").unlink()
+    os.symlink(outside / "secret.md", source / "a.md")
+    (source / "b.md").write_text("# B\n\n" + "zebra grows " * (MB // 6))
+    from doc_index.store.index_store import IndexStore
+
+    root = tmp_path / "root"
+    report = IndexStore(root).update_index(KEY, "local", "src", scan)
+    for path in (root / KEY).rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+    reasons = dict(report.skipped)
+    assert set(reasons) == {"a.md", "b.md"}, reasons
+    assert json.loads((root / KEY / "manifest.json").read_bytes())["doc_files"] == ["c.md"]
