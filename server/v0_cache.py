@@ -25,7 +25,12 @@ _BUILD_CONFIG_JSON = json.dumps(BUILD_CONFIG, separators=(",", ":")).encode("utf
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
 )
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# A surrogate escape that is not half of a high+low pair (only those can decode to a lone
+# surrogate). Pairs are common: an ASCII-escaped emoji. False alarms only cost a walk.
+_SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 _I64 = range(-(2**63), 2**63)
 
 
