@@ -33,7 +33,15 @@ from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from .mcp_wire import EOF, INVALID_REQUEST, Inbound, Wire, error_frame, request_id_of
+from .mcp_wire import (
+    EOF,
+    INVALID_REQUEST,
+    Inbound,
+    Wire,
+    encode_frame,
+    error_frame,
+    request_id_of,
+)
 
 logger = logging.getLogger("doc_index.server.mcp")
 
@@ -161,10 +169,14 @@ class StdioBridge:
             try:
                 frame = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
             except Exception:
-                logger.exception("cannot serialize an answer")
-                if key is None:
-                    return
-                frame = error_frame(getattr(message, "id", None), INTERNAL_ERROR, "Internal error")
+                try:  # e.g. a lone surrogate in the id: pydantic refuses, escaped JSON works
+                    frame = encode_frame(message.model_dump(by_alias=True, exclude_unset=True))
+                except Exception:
+                    logger.exception("cannot serialize an answer")
+                    if key is None:
+                        return
+                    frame = error_frame(getattr(message, "id", None), INTERNAL_ERROR,
+                                        "Internal error")
             await self._write(frame)
         if key is not None:
             self._settle(key)

@@ -44,8 +44,13 @@ EOF = object()
 
 
 def encode_frame(message: dict[str, Any]) -> bytes:
-    """Compact UTF-8 JSON, the layout the SDK uses for its own frames."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """Compact UTF-8 JSON, the layout the SDK uses for its own frames. A lone surrogate
+    (JSON allows ``"\\ud800"`` in an id) cannot be UTF-8: then every non-ASCII character
+    is escaped instead, which is still the same JSON value."""
+    try:
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=(",", ":")).encode("ascii")
 
 
 def error_frame(request_id: int | str | None, code: int, message: str) -> bytes:
