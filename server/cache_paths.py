@@ -10,12 +10,11 @@ of a directory strictly inside the root, or raises ``ContextError("cache_missing
 - the joined path is resolved with every symlink followed; the result must lie strictly
   inside the resolved root (a symlink elsewhere inside the root is fine) and be a directory;
 - with ``verify_tree`` (the default) every entry of the cache directory is checked too:
-  a symlink anywhere in the tree must resolve inside the root, and a regular file with
-  more than one hard link must belong to the owner of the root. A second link may be a
-  name outside the root; the store's incremental builds hard-link unchanged files from
-  the previous generation (owned by the builder, like the root), while a link smuggling
-  in somebody else's file (``/etc/shadow``) is refused. A FIFO, socket or device node in
-  the tree is ``io_error``: reading one could block forever or never end.
+  a symlink anywhere in the tree must resolve inside the root, and a regular file must
+  have exactly one hard link: a second link may be a name outside the root (a file
+  smuggled in), and the store never makes hard links (it copies unchanged raw files into
+  a new generation). A FIFO, socket or device node in the tree is ``io_error``: reading
+  one could block forever or never end.
 
 Paths outside the root are never opened: symlink targets are only compared as strings,
 so the error code does not depend on what exists outside the root. A permission error
@@ -77,11 +76,7 @@ def is_inside(root_real: str, path: str) -> bool:
 
 
 def verify_cache_tree(root_real: str, cache_real: str) -> None:
-    """Refuse a cache whose tree links outside the root (symlinks, foreign hard links)."""
-    try:
-        owner = os.stat(root_real).st_uid
-    except OSError as exc:
-        raise _os_error(exc) from None
+    """Refuse a cache whose tree links outside the root (symlinks, hard links)."""
     seen: set[str] = set()
     pending = [cache_real]
     while pending:
@@ -94,10 +89,10 @@ def verify_cache_tree(root_real: str, cache_real: str) -> None:
         except OSError as exc:
             raise _os_error(exc) from None
         for entry in entries:
-            pending.extend(_check_entry(root_real, owner, entry))
+            pending.extend(_check_entry(root_real, entry))
 
 
-def _check_entry(root_real: str, owner: int, entry: os.DirEntry[str]) -> list[str]:
+def _check_entry(root_real: str, entry: os.DirEntry[str]) -> list[str]:
     """Check one tree entry; return the directories still to walk below it."""
     try:
         if entry.is_symlink():
@@ -110,23 +105,23 @@ def _check_entry(root_real: str, owner: int, entry: os.DirEntry[str]) -> list[st
                 return []  # dangling or looping inside the root: reading it fails, leaks nothing
             if stat.S_ISDIR(st.st_mode):
                 return [target]
-            _check_links(st, owner)
+            _check_links(st)
             return []
         st = entry.stat(follow_symlinks=False)
     except OSError as exc:
         raise _os_error(exc) from None
     if stat.S_ISDIR(st.st_mode):
         return [entry.path]
-    _check_links(st, owner)
+    _check_links(st)
     return []
 
 
-def _check_links(st: os.stat_result, owner: int) -> None:
+def _check_links(st: os.stat_result) -> None:
     if not stat.S_ISREG(st.st_mode):
         # A FIFO or device would block or never end when read: refuse it unread.
         raise ContextError("io_error", "special file in cache")
-    if st.st_nlink > 1 and st.st_uid != owner:
-        raise ContextError("cache_missing", "hard link to a file of another owner")
+    if st.st_nlink > 1:
+        raise ContextError("cache_missing", "hard-linked file in cache")
 
 
 def real_root(root: Path) -> str:

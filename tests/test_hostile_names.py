@@ -131,10 +131,6 @@ def test_the_good_cache_and_a_symlink_inside_the_root_answer(world: tuple[Path, 
     assert _answer(root, "inner") == good
 
 
-@pytest.mark.xfail(
-    reason="since 7231235 cache_paths accepts hard links owned by the root's owner (for the "
-    "store's old hard-linked carry-forward, now copies): a same-owner file outside the "
-    "root, hard-linked into a cache, is served", strict=True)
 def test_hard_link_of_the_roots_owner_leading_outside(world: tuple[Path, Path]) -> None:
     root, _ = world
     code, text = _answer(root, "hl-same")

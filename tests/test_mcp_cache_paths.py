@@ -151,13 +151,13 @@ def test_hard_link_to_another_owners_file_outside_the_root(layout: tuple[Path, P
     assert code_of(root, "other") == "cache_missing"
 
 
-def test_hard_links_of_the_roots_owner_are_fine(layout: tuple[Path, Path]) -> None:
-    """The store's incremental builds hard-link unchanged files across generations."""
+def test_hard_links_of_the_roots_owner_are_refused_too(layout: tuple[Path, Path]) -> None:
+    """A second link may be anywhere: the store never hard-links, so none is trusted."""
     root, _ = layout
     previous = root / ".doc-index-tmp" / "good.old"
     previous.mkdir(parents=True)
     os.link(root / "good" / "documents" / "a.json", previous / "a.json")
-    assert resolve_cache_name(root, "good").name == "good"
+    assert code_of(root, "good") == "cache_missing"
 
 
 def test_hard_link_in_the_root_to_a_file_outside(layout: tuple[Path, Path]) -> None:
