@@ -32,6 +32,8 @@ def is_doc_path(path: str) -> bool:
 def normalize_source(data: bytes) -> bytes:
     """Source bytes -> the raw bytes stored in the cache: UTF-8, ``\\n`` line endings,
     no byte-order mark. Raises NotIndexable for binary or undecodable input."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise NotIndexable("UTF-16 (only UTF-8 is indexed)")
     if b"\x00" in data:
         raise NotIndexable("binary (NUL bytes)")
     if data.startswith(b"\xef\xbb\xbf"):

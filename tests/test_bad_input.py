@@ -97,8 +97,8 @@ def bad_tree(source: Path, outside: Path) -> dict[str, str]:
     return {
         "binary.md": "binary",
         "badutf8.md": "not UTF-8",
-        "utf16.md": "binary",
-        "utf16be.md": "binary",
+        "utf16.md": "UTF-16",
+        "utf16be.md": "UTF-16",
         "nul.md": "binary",
         "deep/enum.rst": "too deeply nested",
         "deep/quote.rst": "too deeply nested",
