@@ -18,6 +18,15 @@ REPO = Path(__file__).resolve().parents[1]
 COMPAT = REPO / "tests" / "compat" / "context-engine-compat"
 FIXTURES = COMPAT / "fixtures" / "v0"
 CACHE_NAMES = ("future_version", "minimal", "realistic", "tie_break")
+# The conformance suite's resolve goldens: (fixture cache, query file, expected file).
+GOLDENS = [
+    ("minimal", "basic", "minimal_basic"),
+    ("minimal", "zero_budget", "minimal_zero_budget"),
+    ("realistic", "basic", "realistic_basic"),
+    ("realistic", "multi_term", "realistic_multi_term"),
+    ("tie_break", "tie_break", "tie_break_ordering"),
+    ("tie_break", "no_match", "tie_break_zero_score"),
+]
 
 TIMEOUT_S = 30.0
 

@@ -18,6 +18,7 @@ from doc_index.server.errors import EXIT_CODES
 from mcp_support import (
     CACHE_NAMES,
     FIXTURES,
+    GOLDENS,
     RawServer,
     context_cli,
     error_text,
@@ -187,17 +188,7 @@ def test_list_caches_text_equals_the_cli(server: RawServer, root: Path) -> None:
     assert result_text(call(server, "context.list_caches", None)) == expected
 
 
-@pytest.mark.parametrize(
-    ("cache", "query_file", "golden"),
-    [
-        ("minimal", "basic", "minimal_basic"),
-        ("minimal", "zero_budget", "minimal_zero_budget"),
-        ("realistic", "basic", "realistic_basic"),
-        ("realistic", "multi_term", "realistic_multi_term"),
-        ("tie_break", "tie_break", "tie_break_ordering"),
-        ("tie_break", "no_match", "tie_break_zero_score"),
-    ],
-)
+@pytest.mark.parametrize(("cache", "query_file", "golden"), GOLDENS)
 def test_resolve_goldens(server: RawServer, cache: str, query_file: str, golden: str) -> None:
     q = fixture_queries()[query_file]
     text = result_text(call(server, "context.resolve", {"cache": cache, **q}))

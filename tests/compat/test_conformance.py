@@ -24,15 +24,8 @@ from compat_support import (
 )
 from doc_index.server import tools
 from doc_index.server.errors import CANONICAL_MESSAGES, ContextError
+from mcp_support import GOLDENS
 
-GOLDENS = [
-    ("minimal", "basic", "minimal_basic"),
-    ("minimal", "zero_budget", "minimal_zero_budget"),
-    ("realistic", "basic", "realistic_basic"),
-    ("realistic", "multi_term", "realistic_multi_term"),
-    ("tie_break", "tie_break", "tie_break_ordering"),
-    ("tie_break", "no_match", "tie_break_zero_score"),
-]
 FIXTURE_CACHES = ["minimal", "realistic", "tie_break", "future_version"]
 QUERY_NAMES = sorted(path.stem for path in QUERIES.glob("*.json"))
 
