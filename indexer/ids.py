@@ -12,9 +12,14 @@ from pathlib import PurePosixPath
 from .slug import slugify
 
 
-def section_path(file: str, kind: str, title: str) -> str:
+def section_path(file: str, kind: str, slug: str) -> str:
     """Navigation path: ``file#slug`` for a headed section, ``file`` for root and parts."""
-    return f"{file}#{slugify(title)}" if kind == "heading" else file
+    return f"{file}#{slug}" if kind == "heading" else file
+
+
+def heading_slug(kind: str, title: str) -> str:
+    """What a section's id and path are made of: its title's slug (headed sections only)."""
+    return slugify(title) if kind == "heading" else ""
 
 
 class IdAssigner:
@@ -24,19 +29,20 @@ class IdAssigner:
         self.used: set[str] = set()
 
     def assign(self, file: str, sections: list[tuple[str, str, str]]) -> list[str]:
-        """Ids for one file's sections, given as (kind, title, dedup hash) in file order."""
+        """Ids for one file's sections, given as (kind, ``heading_slug``, dedup hash) in
+        file order."""
         prefix = slugify(PurePosixPath(file).stem)
         used = self.used
         ids: list[str] = []
         part = 0
-        for kind, title, dedup in sections:
+        for kind, slug, dedup in sections:
             if kind == "root":
                 candidate = f"{prefix}-root"
             elif kind == "part":
                 part += 1
                 candidate = f"{prefix}-part-{part}"
             else:
-                candidate = f"{prefix}-{slugify(title)}"
+                candidate = f"{prefix}-{slug}"
             if candidate in used:
                 candidate = f"{candidate}-{dedup}"
                 if candidate in used:

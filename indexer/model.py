@@ -54,6 +54,7 @@ class ParsedFile:
     path: str
     raw: bytes
     sections: list[ParsedSection]
+    raw_digest: str = ""  # sha256 hex of ``raw`` (set by the store's workers)
 
 
 def pack_tf(title: int, path: int, body: int) -> int:

@@ -5,6 +5,12 @@ parses only new and changed files, carries unchanged files' sections forward (th
 files are copied, their postings remapped), re-runs the global id pass, writes the new
 generation into a staging directory and swaps it in atomically.
 
+Carrying is cheap because the old generation vouches for itself: its search index records
+the manifest's digest and each raw file's sha256. When the manifest matches, its section
+entries are copied as text, per file, without being decoded (only a file whose ids the id
+pass changes is decoded and re-serialized); each raw file is checked by one hash as it is
+copied. Anything that does not match turns the build into a full one.
+
 Raw files are copied, not hard-linked: a cache file with a second link is refused by
 readers that name caches (``server.cache_paths``: a hard link may lead outside the root),
 so a hard-linked generation made ``doc-index resolve`` and the MCP server fail with
@@ -28,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..indexer.analysis import ANALYZER_VERSION
 from ..indexer.chunks import PART_TOKENS
-from ..indexer.ids import IdAssigner, section_path
+from ..indexer.ids import IdAssigner, heading_slug, section_path
 from ..indexer.model import ParsedFile, unpack_tf
 from . import commit as commit_mod
 from .lock import BuildLock
@@ -36,21 +42,26 @@ from .manifest import (
     MANIFEST_NAME,
     SEARCH_INDEX_NAME,
     CacheVersion,
-    ManifestStream,
+    ManifestSections,
     SectionSpool,
     check_header,
     check_manifest,
     doc_file_set,
+    manifest_digest,
+    manifest_head,
     manifest_header,
-    section_problem,
     utc_timestamp,
 )
 from .roots import default_root
-from .search_index import IndexWriter, SearchIndex, carry_forward
+from .search_index import KIND_NAMES, IndexWriter, SearchIndex
 
 if TYPE_CHECKING:  # the resolve path imports this module: keep it light
+    from collections.abc import Iterator
+
     from .parallel import Job
     from .sources import Scan
+
+    Parsed = Iterator[tuple[str, ParsedFile | str]]
 
 CURRENT_INDEX_VERSION = 1
 TOKENIZER_VERSION = 1
@@ -107,33 +118,21 @@ class BuildReport:
 
 @dataclass
 class _Old:
-    """The live generation, as an incremental build uses it: the manifest's header, its
-    sections as a stream (never all in memory), the search index, per-file ranges."""
+    """The live generation, as an incremental build uses it: its manifest's sections (as
+    text, not decoded), its search index, each file's range of sections and raw digest."""
 
     header: dict[str, Any]
-    stream: ManifestStream
+    sections: ManifestSections
     index: SearchIndex
     ranges: dict[str, tuple[int, int]]
+    raw_digests: dict[str, str]
     count: int
     tokens: int
 
 
-class _OldSections:
-    """Walks the old manifest's sections forward, handing out one file's at a time."""
-
-    def __init__(self, old: _Old) -> None:
-        self._iter = old.stream.sections()
-        self._next = 0
-
-    def take(self, start: int, end: int) -> list[tuple[dict[str, Any], str]]:
-        while self._next < start:  # sections of removed or re-parsed files
-            next(self._iter)
-            self._next += 1
-        out = []
-        for _ in range(start, end):
-            out.append(next(self._iter))
-            self._next += 1
-        return out
+class _Untrusted(Exception):
+    """The live generation is not what its search index says (a damaged raw file): the
+    incremental build stops and a full build runs instead."""
 
 
 class IndexStore:
@@ -187,61 +186,60 @@ class IndexStore:
             pass
         return True
 
-    def _load_old(self, key: str) -> _Old | None:
+    def _read_old(self, key: str) -> tuple[bytes, dict[str, Any]] | None:
+        """The live manifest's bytes and header fields, if it has usable ones."""
+        try:
+            data = (self.cache_dir(key) / MANIFEST_NAME).read_bytes()
+        except OSError:
+            return None
+        header = manifest_head(data)
+        if header is None or check_header(header) is not None:
+            return None
+        return data, header
+
+    def _load_old(self, key: str, data: bytes) -> _Old | None:
         """The live generation if an incremental build can trust it, else None (a full
-        build follows): every section well-formed, each file's sections contiguous and
-        matching the raw file's bytes, the search index in step with the manifest."""
+        build follows): the manifest (``data``) is the one its search index records (same
+        digest), in the store's layout, each file's sections contiguous. Raw files are
+        checked when they are copied (``_copy_checked``)."""
         live = self.cache_dir(key)
         try:
-            stream = ManifestStream.open((live / MANIFEST_NAME).read_bytes())
             index = SearchIndex.from_bytes((live / SEARCH_INDEX_NAME).read_bytes())
+            raw_digests = index.raw_digests()
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if stream is None:
-            return None
-        header = stream.header
-        if check_header(header) is not None or header["index_version"] != CURRENT_INDEX_VERSION:
-            return None
-        files = doc_file_set(header["doc_files"])
         if (
-            files is None or set(header["file_hashes"]) != files
-            or index.cache_version != header["cache_version"]
+            index.manifest_digest != manifest_digest(data)
             or index.build_config != BUILD_CONFIG
         ):
             return None
+        sections = ManifestSections.parse(data)
+        if sections is None:
+            return None
+        header = sections.header
+        if check_header(header) is not None or header["index_version"] != CURRENT_INDEX_VERSION:
+            return None
+        files = doc_file_set(header["doc_files"])
+        count = len(sections.starts)
+        if (
+            files is None or set(header["file_hashes"]) != files
+            or index.cache_version != header["cache_version"]
+            or count != index.count or count != header["document_count"]
+            or len(raw_digests) != len(header["doc_files"])
+        ):
+            return None
         ranges: dict[str, tuple[int, int]] = {}
-        tokens = 0
-        count = 0
-        current: str | None = None
-        spans: list[dict[str, Any]] = []
-        try:
-            for section, _ in stream.sections():
-                if section_problem(section, files) or not isinstance(
-                    section.get("title"), str
-                ) or not isinstance(section.get("parent"), (str, type(None))):
-                    return None
-                path = section["file"]
-                if path != current:
-                    if path in ranges:
-                        return None  # a file's sections are not contiguous
-                    if current is not None and not _raw_matches(live / current, spans):
-                        return None  # a raw file is missing or damaged
-                    current, spans = path, []
-                    ranges[path] = (count, count)
-                spans.append(section)
-                count += 1
-                ranges[path] = (ranges[path][0], count)
-                tokens += section["tokens"]
-        except (ValueError, StopIteration):
-            return None
-        if current is not None and not _raw_matches(live / current, spans):
-            return None
-        for path in files - ranges.keys():  # files without sections: still raw files
-            if not _raw_matches(live / path, []):
-                return None
-        if count != index.count or count != header["document_count"]:
-            return None
-        return _Old(header, stream, index, ranges, count, tokens)
+        first = 0
+        section_files = sections.files
+        for n in range(1, count + 1):
+            if n == count or section_files[n] != section_files[first]:
+                path = section_files[first]
+                if path in ranges or path not in files:
+                    return None  # a file's sections are not contiguous
+                ranges[path] = (first, n)
+                first = n
+        return _Old(header, sections, index, ranges,
+                    dict(zip(header["doc_files"], raw_digests)), count, sum(sections.tokens))
 
     def update_index(
         self, key: str, owner: str, name: str, scan: Scan, *, full: bool = False,
@@ -252,11 +250,12 @@ class IndexStore:
         report = BuildReport(key=key, cache_dir=self.cache_dir(key), skipped=list(scan.skipped))
         scan = _without_reserved(scan, report)
         self.root.mkdir(parents=True, exist_ok=True)
+        from .parallel import parse_files
+
         with self.lock(key):
             commit_mod.clean_staging(self.root, key)
-            old = None if full else self._load_old(key)
-            report.full = old is None
-            old_hashes: dict[str, str] = old.header["file_hashes"] if old else {}
+            seen = None if full else self._read_old(key)
+            old_hashes: dict[str, str] = seen[1]["file_hashes"] if seen else {}
             current = {f.path for f in scan.files}
             report.removed = sorted(p for p in old_hashes if p not in current)
             jobs: list[Job] = []
@@ -267,19 +266,39 @@ class IndexStore:
                     continue
                 (report.added if before is None else report.changed).append(f.path)
                 jobs.append((f.path, f.read, f.size))
-            if (
-                old is not None and not jobs and not report.removed
-                and old.header["commit_hash"] == scan.commit_hash
-                and old.header["owner"] == owner and old.header["name"] == name
-            ):
-                report.sections = old.count
-                report.tokens = old.tokens
-                report.seconds = time.perf_counter() - started
-                return report
             staging = commit_mod.new_staging_dir(self.root, key)
+            # The changed files start parsing now, while the old generation is checked
+            # and its unchanged files are carried over.
+            parsed = parse_files(jobs, staging, background=bool(seen and report.unchanged))
             try:
-                header = self._write_generation(key, owner, name, scan, old, jobs, staging,
-                                                report, progress)
+                old = self._load_old(key, seen[0]) if seen else None
+                if seen and old is None:  # not trustworthy: rebuild everything
+                    parsed.close()
+                    _restart(report, scan)
+                    parsed = parse_files(_all_jobs(scan), staging)
+                report.full = old is None
+                if (
+                    old is not None and not jobs and not report.removed
+                    and old.header["commit_hash"] == scan.commit_hash
+                    and old.header["owner"] == owner and old.header["name"] == name
+                    and _raw_files_intact(self.cache_dir(key), old)
+                ):
+                    report.sections = old.count
+                    report.tokens = old.tokens
+                    report.seconds = time.perf_counter() - started
+                    return report
+                try:
+                    header = self._write_generation(key, owner, name, scan, old, parsed,
+                                                    staging, report, progress)
+                except _Untrusted:  # a raw file of the old generation is damaged
+                    shutil.rmtree(staging, ignore_errors=True)
+                    staging = commit_mod.new_staging_dir(self.root, key)
+                    old = None
+                    report.full = True
+                    _restart(report, scan)
+                    parsed = parse_files(_all_jobs(scan), staging)
+                    header = self._write_generation(key, owner, name, scan, None, parsed,
+                                                    staging, report, progress)
                 # Only files that are still not indexable changed: keep the live generation.
                 if old is None or not _same_generation(old.header, header):
                     commit_mod.commit(staging, self.cache_dir(key))
@@ -288,105 +307,114 @@ class IndexStore:
                 shutil.rmtree(staging, ignore_errors=True)
                 raise
             finally:
+                parsed.close()
                 commit_mod.clean_staging(self.root, key)
         report.seconds = time.perf_counter() - started
         return report
 
     def _write_generation(
-        self, key: str, owner: str, name: str, scan: Scan, old: _Old | None, jobs: list[Job],
-        staging: Path, report: BuildReport, progress: Progress | None,
+        self, key: str, owner: str, name: str, scan: Scan, old: _Old | None,
+        parsed_iter: Parsed, staging: Path, report: BuildReport, progress: Progress | None,
     ) -> dict[str, Any]:
-        """Write the new generation into ``staging``; its manifest header."""
+        """Write the new generation into ``staging``; its manifest header. ``parsed_iter``
+        gives the parse results of the files not carried from ``old``, in path order."""
         digests = {f.path: f.digest for f in scan.files}
-        from .parallel import parse_files
-
-        parsed_iter = parse_files(jobs, staging)
         live = self.cache_dir(key)
         ids = IdAssigner()
         writer = IndexWriter()
         version = CacheVersion(BUILD_CONFIG)
         spool = SectionSpool(staging / SPOOL_NAME)
         doc_files: list[str] = []
-        doc_map = array("i", [-1]) * (old.index.count if old else 0)
+        doc_map = array("i", [-1]) * (old.count if old else 0)
         total = len(scan.files)
         unchanged = set(report.unchanged)
-        old_sections = _OldSections(old) if old is not None else None
-        for done, source in enumerate(scan.files, 1):
-            if old is not None and old_sections is not None and source.path in unchanged:
+        try:
+            if old is not None:  # first what does not wait for the parser
+                for path in report.unchanged:
+                    _copy_checked(live, path, staging, old.raw_digests[path])
+            for done, source in enumerate(scan.files, 1):
+                if old is not None and source.path in unchanged:
+                    self._carry_file(old, source.path, ids, writer, doc_map, version, spool,
+                                     report)
+                else:
+                    path, result = next(parsed_iter)
+                    assert path == source.path
+                    if isinstance(result, str):
+                        report.skipped.append((path, result))
+                        _drop(report, path)
+                        continue
+                    report.parsed.append(path)
+                    writer.add_file(result.raw_digest)
+                    for entry in _fresh_file(result, ids, writer):
+                        version.add(entry["id"], entry["version"])
+                        report.tokens += entry["tokens"]
+                        spool.add(entry)
                 doc_files.append(source.path)
-                self._carry_file(old, old_sections, source.path, live, staging, ids, writer,
-                                 doc_map, version, spool, report)
                 if progress is not None:
                     progress(done, total)
-                continue
-            else:
-                path, result = next(parsed_iter)
-                assert path == source.path
-                if isinstance(result, str):
-                    report.skipped.append((path, result))
-                    _drop(report, path)
-                    continue
-                report.parsed.append(path)
-                entries = _fresh_file(result, ids, writer)
-            doc_files.append(source.path)
-            for entry in entries:
-                version.add(entry["id"], entry["version"])
-                report.tokens += entry["tokens"]
-                spool.add(entry)
-            if progress is not None:
-                progress(done, total)
-        if old is not None:
-            del old_sections  # the old manifest text is no longer needed: free it first
-            old.stream.text = ""
-            carry_forward(writer, old.index, doc_map)
+        except BaseException:
+            parsed_iter.close()
+            spool.discard()
+            raise
         report.sections = spool.count
         report.skipped.sort()
         cache_version = version.value()
-        writer.write(staging / SEARCH_INDEX_NAME, cache_version, ANALYZER_VERSION, BUILD_CONFIG)
         header = manifest_header(
             cache_version=cache_version, document_count=spool.count,
             index_version=CURRENT_INDEX_VERSION, owner=owner, name=name,
             indexed_at=utc_timestamp(), commit_hash=scan.commit_hash,
             file_hashes={p: digests[p] for p in doc_files}, doc_files=doc_files,
         )
-        spool.write_manifest(staging / MANIFEST_NAME, header)
+        digest = spool.write_manifest(staging / MANIFEST_NAME, header)
+        if old is not None:
+            old_index = old.index
+            old.sections.text = ""  # the old manifest text is no longer needed: free it
+            writer.write(staging / SEARCH_INDEX_NAME, cache_version, ANALYZER_VERSION,
+                         BUILD_CONFIG, digest, old_index, doc_map)
+        else:
+            writer.write(staging / SEARCH_INDEX_NAME, cache_version, ANALYZER_VERSION,
+                         BUILD_CONFIG, digest)
         return header
 
     def _carry_file(
-        self, old: _Old, old_sections: _OldSections, path: str, live: Path, staging: Path,
-        ids: IdAssigner, writer: IndexWriter, doc_map: array, version: CacheVersion,
-        spool: SectionSpool, report: BuildReport,
+        self, old: _Old, path: str, ids: IdAssigner,
+        writer: IndexWriter, doc_map: array, version: CacheVersion, spool: SectionSpool,
+        report: BuildReport,
     ) -> None:
         """Sections of an unchanged file, taken from the old cache without parsing; their
-        JSON is copied as it was unless the id pass gave them a new id or parent."""
-        target = staging / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _copy_raw(live / path, target)
+        JSON text is copied as it was unless the id pass gave them a new id (then the
+        file's entries are decoded, given their new ids and parents, and re-serialized)."""
+        writer.add_file(old.raw_digests[path])
         start, end = old.ranges.get(path, (0, 0))
-        olds = old_sections.take(start, end)
+        if start == end:
+            return
         index = old.index
-        local = {s["id"]: n for n, (s, _) in enumerate(olds)}
-        kinds = [KIND_OF[k] for k in index.kinds[start:end]]
-        dedup = index.dedup[start:end]
-        new_ids = ids.assign(path, [(k, s["title"], h) for k, (s, _), h in zip(kinds, olds, dedup)])
+        sections = old.sections
+        kinds = [KIND_NAMES[k] for k in index.kinds[start:end]]
+        cut = len(path) + 1
+        new_ids = ids.assign(path, [
+            (kind, sections.paths[i][cut:] if kind == "heading" else "", index.dedup[i])
+            for kind, i in zip(kinds, range(start, end))
+        ])
         lens = index.lens
-        for n, (section, text) in enumerate(olds):
-            i = start + n
-            doc_map[i] = writer.add_meta(kinds[n], dedup[n], index.words[i],
+        words = index.words
+        for n, i in enumerate(range(start, end)):
+            doc_map[i] = writer.add_meta(kinds[n], index.dedup[i], words[i],
                                          (lens[0][i], lens[1][i], lens[2][i]))
-            parent = section["parent"]
-            new_parent = new_ids[local[parent]] if parent in local else None
-            if section["id"] == new_ids[n] and parent == new_parent:
-                spool.add_json(text)
-            else:
-                section["id"] = new_ids[n]
-                section["parent"] = new_parent
-                spool.add(section)
-            version.add(new_ids[n], section["version"])
-            report.tokens += section["tokens"]
+            version.add(new_ids[n], sections.versions[i])
+            report.tokens += sections.tokens[i]
+        old_ids = sections.ids[start:end]
+        if new_ids == old_ids:
+            spool.add_json(sections.chunk(start, end), end - start)
+            return
+        renamed = dict(zip(old_ids, new_ids))
+        for entry in json.loads("[" + sections.chunk(start, end) + "]"):
+            entry["id"] = renamed[entry["id"]]
+            parent = entry["parent"]
+            entry["parent"] = renamed.get(parent) if parent is not None else None
+            spool.add(entry)
 
 
-KIND_OF = {"r": "root", "h": "heading", "p": "part"}
 SPOOL_NAME = ".sections.spool"
 # A raw file under one of these top-level names would collide with the cache's own files.
 RESERVED_NAMES = frozenset({MANIFEST_NAME, SEARCH_INDEX_NAME, SPOOL_NAME})
@@ -410,31 +438,56 @@ def _without_reserved(scan: Scan, report: BuildReport) -> Scan:
     return dataclasses.replace(scan, files=kept)
 
 
-def _raw_matches(raw: Path, sections: list[dict[str, Any]]) -> bool:
-    """True when ``raw`` is a regular file (not a symlink) holding every section's bytes."""
+def _read_checked(live: Path, path: str, digest: str) -> bytes:
+    """A raw file of the live generation if it is a regular file (not a symlink) whose
+    sha256 is ``digest``; raise _Untrusted otherwise."""
     try:
-        fd = os.open(raw, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(live / path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
-        return False
+        raise _Untrusted(path) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        return False
+        raise _Untrusted(path)
     with open(fd, "rb") as fh:
         data = fh.read()
-    for section in sections:
-        start = section["byte_offset"]
-        chunk = data[start : start + section["byte_length"]]
-        if "sha256:" + hashlib.sha256(chunk).hexdigest() != section["version"]:
-            return False
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise _Untrusted(path)
+    return data
+
+
+def _raw_files_intact(live: Path, old: _Old) -> bool:
+    try:
+        for path, digest in old.raw_digests.items():
+            _read_checked(live, path, digest)
+    except _Untrusted:
+        return False
     return True
 
 
-def _copy_raw(source: Path, target: Path) -> None:
-    """Copy a raw file of the live generation (never through a symlink; see the module
-    docstring for why not a hard link)."""
-    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
-    with open(fd, "rb") as src, open(target, "wb") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
+def _copy_checked(live: Path, path: str, staging: Path, digest: str) -> None:
+    """Copy a raw file of the live generation into ``staging`` (``_read_checked``).
+    Copied, not hard-linked: see the module docstring."""
+    data = _read_checked(live, path, digest)
+    target = staging / path
+    try:
+        fh = open(target, "wb")  # noqa: SIM115
+    except FileNotFoundError:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(target, "wb")  # noqa: SIM115
+    with fh:
+        fh.write(data)
+
+
+def _all_jobs(scan: Scan) -> list[Job]:
+    return [(f.path, f.read, f.size) for f in scan.files]
+
+
+def _restart(report: BuildReport, scan: Scan) -> None:
+    """Reset ``report`` for a full build of ``scan`` after an incremental one gave up."""
+    report.added = [f.path for f in scan.files]
+    report.changed, report.removed, report.unchanged, report.parsed = [], [], [], []
+    report.skipped = [s for s in report.skipped if s[0] not in set(report.added)]
+    report.tokens = 0
 
 
 def _drop(report: BuildReport, path: str) -> None:
@@ -445,14 +498,16 @@ def _drop(report: BuildReport, path: str) -> None:
 
 def _fresh_file(parsed: ParsedFile, ids: IdAssigner, writer: IndexWriter) -> list[dict[str, Any]]:
     sections = parsed.sections
-    new_ids = ids.assign(parsed.path, [(s.kind, s.title, s.dedup_hash) for s in sections])
+    slugs = [heading_slug(s.kind, s.title) for s in sections]
+    new_ids = ids.assign(parsed.path, [(s.kind, slug, s.dedup_hash)
+                                       for s, slug in zip(sections, slugs)])
     entries = []
     for n, s in enumerate(sections):
         writer.add_section(s.kind, s.dedup_hash, s.total_words, s.lens, s.terms)
         entries.append({
             "id": new_ids[n],
             "file": s.file,
-            "path": section_path(s.file, s.kind, s.title),
+            "path": section_path(s.file, s.kind, slugs[n]),
             "title": s.title,
             "depth": s.depth,
             "parent": new_ids[s.parent_index] if s.parent_index is not None else None,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-from collections.abc import Iterator
+import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -63,27 +63,73 @@ class SectionSpool:
     def add(self, section: dict[str, Any]) -> None:
         self.add_json(dump_section(section))
 
-    def add_json(self, text: str) -> None:
-        """Add a section already serialized by ``dump_section``."""
+    def add_json(self, text: str, sections: int = 1) -> None:
+        """Add sections already serialized by ``dump_section`` (``sections`` of them,
+        comma-separated, as ``ManifestSections.chunk`` gives them)."""
         if self.count:
             self._fh.write(",")
         self._fh.write(text)
-        self.count += 1
+        self.count += sections
 
-    def write_manifest(self, target: Path, header: dict[str, Any]) -> None:
-        """Write ``target``: header fields in order, then the spooled sections; fsync."""
+    def write_manifest(self, target: Path, header: dict[str, Any]) -> str:
+        """Write ``target``: header fields in order, then the spooled sections; fsync.
+        Returns the manifest's digest (``manifest_digest`` of the bytes written)."""
         self._fh.close()
         head = json.dumps(header, separators=(",", ":"))
+        digest = _Digest()
         with open(target, "wb") as out, open(self.path, "rb") as spooled:
-            out.write((head[:-1] + ',"sections":[').encode("utf-8"))
-            shutil.copyfileobj(spooled, out, 1 << 20)
-            out.write(b"]}\n")
+
+            def put(data: bytes) -> None:
+                digest.update(data)
+                out.write(data)
+
+            put((head[:-1] + ',"sections":[').encode("utf-8"))
+            while chunk := spooled.read(1 << 20):
+                put(chunk)
+            put(b"]}\n")
             out.flush()
             os.fsync(out.fileno())
         self.path.unlink()
+        return digest.hexdigest()
 
     def discard(self) -> None:
         self._fh.close()
+
+
+_INDEXED_AT = b'"indexed_at":"'
+
+
+class _Digest:
+    """sha256 of a manifest's bytes as they stream by, the ``indexed_at`` value left out
+    (two builds of the same input differ only there, and the search index that records
+    this digest must not)."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self._seen = False
+
+    def update(self, data: bytes) -> None:
+        if not self._seen:
+            at = data.find(_INDEXED_AT)
+            if at != -1:  # the header comes first, in one piece
+                self._seen = True
+                value = at + len(_INDEXED_AT)
+                view = memoryview(data)
+                self._hash.update(view[:value])
+                self._hash.update(view[data.index(b'"', value):])
+                return
+        self._hash.update(data)
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
+def manifest_digest(data: bytes) -> str:
+    """sha256 hex of manifest bytes without the ``indexed_at`` value (what a build records
+    in its search index, so the next build can trust the manifest without decoding it)."""
+    digest = _Digest()
+    digest.update(data)
+    return digest.hexdigest()
 
 
 def manifest_header(
@@ -187,57 +233,71 @@ def section_problem(section: Any, files: set[str]) -> str | None:
 
 
 SECTIONS_MARK = ',"sections":['
+_STRING = r'"([^"\\]*(?:\\.[^"\\]*)*)"'
+# In the compact layout the store writes, every section starts with its id, file and path
+# and ends with its version and tokens; JSON escapes every quote inside a string, so these
+# patterns match at section boundaries only.
+_SECTION_HEAD = re.compile(r'\{"id":' + _STRING + ',"file":' + _STRING + ',"path":' + _STRING)
+_SECTION_TAIL = re.compile(r'"version":"(sha256:[0-9a-f]{64})","tokens":(\d+)\}')
 
 
-class ManifestStream:
-    """A manifest this store wrote, read without building every section in memory: the
-    header fields parsed at once, the sections decoded one by one, in order, each with
-    its exact JSON text (so an unchanged section can be copied to the next generation).
+def manifest_head(data: bytes) -> dict[str, Any] | None:
+    """The header fields (all but ``sections``) of a manifest in the store's compact
+    layout, parsed without touching its sections; None when it is not in that layout."""
+    mark = data.find(SECTIONS_MARK.encode())
+    if mark == -1 or not data.startswith(b"{"):
+        return None
+    try:
+        header = json.loads(data[:mark] + b"}")
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or "sections" in header:
+        return None
+    return header
 
-    ``open`` returns None when the text is not in the store's compact layout (a manifest
-    edited by hand, say): the caller then rebuilds from scratch.
-    """
 
-    def __init__(self, text: str, header: dict[str, Any], start: int) -> None:
-        self.text = text
-        self.header = header
-        self.start = start
+def _unescape(value: str) -> str:
+    return json.loads(f'"{value}"') if "\\" in value else value
+
+
+@dataclass
+class ManifestSections:
+    """The sections of a manifest this store wrote, read without decoding them: each one's
+    JSON text span and the fields an incremental build needs (id, file, path, version,
+    tokens). Only for a manifest whose digest the search index vouches for."""
+
+    header: dict[str, Any]
+    text: str  # the sections array's text, without its brackets
+    starts: list[int]
+    ids: list[str]
+    files: list[str]
+    paths: list[str]
+    versions: list[str]
+    tokens: list[int]
 
     @classmethod
-    def open(cls, data: bytes) -> ManifestStream | None:
+    def parse(cls, data: bytes) -> ManifestSections | None:
+        """None when ``data`` is not in the store's compact layout."""
         try:
-            text = data.decode("utf-8")
+            text = data.decode("ascii")
         except UnicodeDecodeError:
             return None
+        header = manifest_head(data)
+        if header is None or not text.endswith("]}\n"):
+            return None
         mark = text.find(SECTIONS_MARK)
-        if mark == -1 or not text.startswith("{"):
+        body = text[mark + len(SECTIONS_MARK) : -3]
+        heads = list(_SECTION_HEAD.finditer(body))
+        starts = [match.start() for match in heads]
+        ids, files, paths = ([_unescape(match[group]) for match in heads] for group in (1, 2, 3))
+        tails = _SECTION_TAIL.findall(body)
+        versions = [version for version, _ in tails]
+        tokens = [int(n) for _, n in tails]
+        if len(versions) != len(starts):
             return None
-        try:
-            header = json.loads(text[:mark] + "}")
-        except ValueError:
-            return None
-        if not isinstance(header, dict) or "sections" in header:
-            return None
-        return cls(text, header, mark + len(SECTIONS_MARK))
+        return cls(header, body, starts, ids, files, paths, versions, tokens)
 
-    def sections(self) -> Iterator[tuple[Any, str]]:
-        """(decoded section, its JSON text), in manifest order. ValueError when the
-        sections array is damaged or the document does not end right after it."""
-        text = self.text
-        decode = json.JSONDecoder().raw_decode
-        pos = self.start
-        if text.startswith("]", pos):
-            pos += 1
-        else:
-            while True:
-                value, end = decode(text, pos)
-                yield value, text[pos:end]
-                if text.startswith(",", end):
-                    pos = end + 1
-                    continue
-                if text.startswith("]", end):
-                    pos = end + 1
-                    break
-                raise ValueError("damaged sections array")
-        if text[pos:].strip() != "}":
-            raise ValueError("manifest does not end after its sections")
+    def chunk(self, start: int, end: int) -> str:
+        """The JSON text of sections ``start`` to ``end`` (exclusive), comma-separated."""
+        stop = self.starts[end] - 1 if end < len(self.starts) else len(self.text)
+        return self.text[self.starts[start] : stop]

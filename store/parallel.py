@@ -3,14 +3,21 @@
 ``index_file`` is pure, so files are parsed in worker processes; each worker also writes
 the file's normalized raw bytes into the staging directory, so big texts never travel
 back. Results come back in submission order, with at most a few files in flight.
+
+A few files (an incremental build) are parsed by one forked child in the background, so
+that the build copies the unchanged files meanwhile instead of waiting for the parsers
+to import and run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from ..indexer.document import NotIndexable, index_file
 from ..indexer.model import ParsedFile
@@ -35,7 +42,7 @@ def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
     except RecursionError:
         return "too deeply nested to parse"
     write_raw(Path(staging), path, parsed.raw)
-    return ParsedFile(parsed.path, b"", parsed.sections)
+    return ParsedFile(parsed.path, b"", parsed.sections, hashlib.sha256(parsed.raw).hexdigest())
 
 
 def _worker_count(jobs: list[Job]) -> int:
@@ -45,13 +52,23 @@ def _worker_count(jobs: list[Job]) -> int:
     return min(cpus, 4)
 
 
-def parse_files(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFile | str]]:
+def parse_files(jobs: list[Job], staging: Path, *, background: bool = False,
+                ) -> Iterator[tuple[str, ParsedFile | str]]:
     """Yield ``(path, ParsedFile or skip reason)`` for every job, in order.
 
-    The bytes are read here (sources need not be fork-safe) and sent to a worker."""
+    The bytes are read here (sources need not be fork-safe) and sent to a worker. With
+    ``background``, a job list too small for the pool is parsed by a forked child that
+    starts at once (call this early and consume the results later)."""
+    workers = _worker_count(jobs)
+    if workers == 0 and background and jobs and hasattr(os, "fork"):
+        return _parse_in_child(jobs, staging)
+    return _parse_in_pool(jobs, staging, workers)
+
+
+def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
+                   ) -> Iterator[tuple[str, ParsedFile | str]]:
     import multiprocessing
 
-    workers = _worker_count(jobs)
     if workers == 0 or "fork" not in multiprocessing.get_all_start_methods():
         for path, read, _ in jobs:
             data = _read(read)
@@ -86,6 +103,81 @@ def parse_files(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFil
                 yield _next(window)
         while window:
             yield _next(window)
+
+
+def _parse_in_child(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFile | str]]:
+    """Fork one child that parses every job and streams the results back over a pipe;
+    return the iterator over them (the child runs while the caller does other work)."""
+    import pickle
+
+    data = [(path, _read(read)) for path, read, _ in jobs]
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 1
+        try:
+            os.close(rfd)
+            with open(wfd, "wb") as out:
+                for path, content in data:
+                    try:
+                        result: ParsedFile | str | BaseException = content if isinstance(
+                            content, str) else parse_one(path, content, str(staging))
+                    except Exception as exc:  # noqa: BLE001 (re-raised in the parent)
+                        result = exc
+                    pickle.dump((path, result), out, protocol=pickle.HIGHEST_PROTOCOL)
+                    out.flush()
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    return _ChildResults(pid, open(rfd, "rb"), len(jobs))  # noqa: SIM115 (closed by close)
+
+
+class _ChildResults:
+    """The results a parse child streams back, in job order; ``close`` reaps the child
+    (killing it first when results were left unread)."""
+
+    def __init__(self, pid: int, pipe: BinaryIO, count: int) -> None:
+        self._pid = pid
+        self._pipe = pipe
+        self._left = count
+
+    def __iter__(self) -> _ChildResults:
+        return self
+
+    def __next__(self) -> tuple[str, ParsedFile | str]:
+        import pickle
+
+        if self._left == 0 or self._pid == 0:
+            self.close()
+            raise StopIteration
+        try:
+            path, result = pickle.load(self._pipe)
+        except EOFError:
+            self.close()
+            raise ChildProcessError("the parse worker died") from None
+        self._left -= 1
+        if isinstance(result, BaseException):
+            self.close()
+            raise result
+        if self._left == 0:
+            self.close()
+        return path, result
+
+    def close(self) -> None:
+        if self._pid == 0:
+            return
+        if self._left:
+            try:
+                os.kill(self._pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self._pipe.close()
+        os.waitpid(self._pid, 0)
+        self._pid = 0
+
+    def __del__(self) -> None:
+        self.close()
 
 
 def _warm_parsers(jobs: list[Job]) -> None:

@@ -2,15 +2,24 @@
 
 Written at build time so that resolve never re-reads or re-analyzes documents. Layout:
 
-    b"doc-index search v2\\n"
-    header JSON line: cache_version, analyzer, sections, avg field lengths, part sizes
+    b"doc-index search v3\\n"
+    header JSON line: cache_version, analyzer, build config, sections, avg field lengths,
+                      postings count, region sizes, manifest digest
     meta JSON:  per section kind (r/h/p), dedup hash, word count, field lengths
-    terms JSON: {term: [posting offset, document frequency]} (keys sorted)
-    postings:   per term, df little-endian uint32 section numbers then df packed tfs
+    terms JSON: {term: [first posting, document frequency]} (keys sorted)
+    docs:       every term's section numbers, little-endian uint32, terms in key order
+    tfs:        the packed tfs, in the same order (posting i is docs[i], tfs[i])
+    files JSON: per doc file, in manifest order, sha256 of its raw bytes in the cache
     trailer:    sha256 digest (32 raw bytes) of everything before it
 
 A packed tf is ``title << 24 | path << 16 | body`` (capped at 255, 255, 65535). Section
 numbers follow the manifest's section order, so equal content gives equal bytes.
+
+The files region and the manifest digest (sha256 of manifest.json with its ``indexed_at``
+value left out) are for incremental builds: a build that finds both in step trusts the
+old manifest without decoding its sections, and checks each carried raw file by one hash.
+Docs and tfs are two flat arrays so that an incremental build remaps every kept posting in
+one pass and copies the runs of terms it did not touch whole.
 
 Terms that start with a space are section *features*, not words (a word never holds a
 space): ``" changelog"`` marks release-notes sections (``indexer.analysis``). They ride in
@@ -27,15 +36,18 @@ import json
 import os
 import sys
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MAGIC = b"doc-index search v2\n"
+MAGIC = b"doc-index search v3\n"
 DIGEST_BYTES = 32  # the sha256 trailer: damage anywhere in the file is cache_invalid
 KIND_CODES = {"root": "r", "heading": "h", "part": "p"}
 KIND_NAMES = {v: k for k, v in KIND_CODES.items()}
+DROPPED = 0xFFFFFFFF  # a remapped posting whose section is gone
+_DROPPED_BYTES = b"\xff\xff\xff\xff"
+_REMAP_CHUNK = 1 << 16  # postings remapped per step (bounds the temporary lists)
 
 
 def _u32(values: array) -> bytes:
@@ -61,11 +73,16 @@ class IndexWriter:
         self.dedup: list[str] = []
         self.words: list[int] = []
         self.lens: list[list[int]] = [[], [], []]
+        self.raw_digests: list[str] = []
         self.postings: dict[str, tuple[array, array]] = {}
 
     @property
     def count(self) -> int:
         return len(self.kinds)
+
+    def add_file(self, raw_digest: str) -> None:
+        """Record the next doc file (manifest order): the sha256 hex of its raw bytes."""
+        self.raw_digests.append(raw_digest)
 
     def add_meta(self, kind: str, dedup: str, words: int, lens: tuple[int, int, int]) -> int:
         self.kinds.append(KIND_CODES.get(kind, kind))
@@ -88,8 +105,18 @@ class IndexWriter:
             entry[1].append(packed)
         return doc
 
-    def write(self, target: Path, cache_version: str, analyzer: int, build_config: dict) -> None:
-        """Write the sidecar to ``target`` (streamed: postings are never copied whole)."""
+    def write(self, target: Path, cache_version: str, analyzer: int, build_config: dict,
+              manifest_digest: str, old: SearchIndex | None = None,
+              doc_map: array | None = None) -> None:
+        """Write the sidecar to ``target``.
+
+        With ``old`` and ``doc_map`` (an incremental build), the postings of the sections
+        kept from ``old`` are merged in: ``doc_map[old section number]`` is its new number,
+        or -1 when it was dropped; call after every section (kept or new) has been added."""
+        if old is not None and doc_map is not None:
+            terms, docs, tfs = _merge_postings(self.postings, old, doc_map)
+        else:
+            terms, docs, tfs = _fresh_postings(self.postings)
         n = self.count
         avg = [(sum(col) / n) if n else 0.0 for col in self.lens]
         meta = json.dumps(
@@ -97,45 +124,32 @@ class IndexWriter:
              "lens": self.lens},
             separators=(",", ":"),
         ).encode()
-        terms: dict[str, list[int]] = {}
-        offset = 0
-        order = sorted(t for t, (docs, _) in self.postings.items() if docs)
-        for term in order:
-            df = len(self.postings[term][0])
-            terms[term] = [offset, df]
-            offset += 8 * df
         term_json = json.dumps(terms, separators=(",", ":"), ensure_ascii=False).encode()
+        files = json.dumps(self.raw_digests, separators=(",", ":")).encode()
         header = json.dumps(
             {"cache_version": cache_version, "analyzer": analyzer, "build_config": build_config,
-             "sections": n, "avg": avg,
-             "meta_bytes": len(meta), "terms_bytes": len(term_json), "postings_bytes": offset},
+             "sections": n, "avg": avg, "postings": len(docs),
+             "meta_bytes": len(meta), "terms_bytes": len(term_json), "files_bytes": len(files),
+             "manifest": manifest_digest},
             separators=(",", ":"),
         ).encode()
         digest = hashlib.sha256()
         with open(target, "wb") as fh:
-
-            def put(data: bytes) -> None:
-                digest.update(data)
-                fh.write(data)
-
-            put(MAGIC + header + b"\n")
-            put(meta)
-            put(term_json)
-            for term in order:
-                docs, tfs = self.postings[term]
-                put(_u32(docs))
-                put(_u32(tfs))
+            for part in (MAGIC + header + b"\n", meta, term_json, _u32(docs), _u32(tfs), files):
+                digest.update(part)
+                fh.write(part)
             fh.write(digest.digest())
             fh.flush()
             os.fsync(fh.fileno())
 
-    def to_bytes(self, cache_version: str, analyzer: int, build_config: dict) -> bytes:
+    def to_bytes(self, cache_version: str, analyzer: int, build_config: dict,
+                 manifest_digest: str = "") -> bytes:
         """The sidecar's bytes (tests and tools; builds stream with ``write``)."""
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "search.idx"
-            self.write(path, cache_version, analyzer, build_config)
+            self.write(path, cache_version, analyzer, build_config, manifest_digest)
             return path.read_bytes()
 
 
@@ -153,7 +167,10 @@ class SearchIndex:
     words: list[int]
     lens: list[list[int]]
     terms: dict[str, list[int]]
-    blob: memoryview
+    docs: memoryview
+    tfs: memoryview
+    manifest_digest: str = ""
+    files: memoryview = field(default_factory=lambda: memoryview(b"[]"), repr=False)
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -162,14 +179,17 @@ class SearchIndex:
         if not data.startswith(MAGIC) or len(data) < len(MAGIC) + DIGEST_BYTES:
             raise ValueError("not a doc-index search index")
         end = len(data) - DIGEST_BYTES
-        if hashlib.sha256(memoryview(data)[:end]).digest() != data[end:]:
+        view = memoryview(data)
+        if hashlib.sha256(view[:end]).digest() != data[end:]:
             raise ValueError("search index checksum mismatch")
         nl = data.index(b"\n", len(MAGIC))
         header = json.loads(data[len(MAGIC) : nl])
         pos = nl + 1
         meta_end = pos + header["meta_bytes"]
         terms_end = meta_end + header["terms_bytes"]
-        if end != terms_end + header["postings_bytes"]:
+        docs_end = terms_end + 4 * header["postings"]
+        tfs_end = docs_end + 4 * header["postings"]
+        if end != tfs_end + header["files_bytes"]:
             raise ValueError("search index has the wrong size")
         meta = json.loads(data[pos:meta_end])
         terms = json.loads(data[meta_end:terms_end])
@@ -181,7 +201,8 @@ class SearchIndex:
             build_config=header["build_config"], count=n,
             avg=[float(a) for a in header["avg"]], kinds=meta["kind"], dedup=meta["dedup"],
             words=meta["words"], lens=meta["lens"], terms=terms,
-            blob=memoryview(data)[terms_end:end],
+            docs=view[terms_end:docs_end], tfs=view[docs_end:tfs_end],
+            manifest_digest=header["manifest"], files=view[tfs_end:end],
         )
 
     def postings(self, term: str) -> tuple[array, array]:
@@ -189,42 +210,142 @@ class SearchIndex:
         entry = self.terms.get(term)
         if entry is None:
             return array("I"), array("I")
-        offset, df = entry
-        docs = _from_u32(self.blob[offset : offset + 4 * df])
-        tfs = _from_u32(self.blob[offset + 4 * df : offset + 8 * df])
-        return docs, tfs
+        start, df = entry
+        return (_from_u32(self.docs[4 * start : 4 * (start + df)]),
+                _from_u32(self.tfs[4 * start : 4 * (start + df)]))
+
+    def raw_digests(self) -> list[str]:
+        """The files region: sha256 hex of each doc file's raw bytes, in manifest order."""
+        return json.loads(bytes(self.files))
 
 
-def carry_forward(writer: IndexWriter, old: SearchIndex, doc_map: array) -> None:
-    """Merge the postings of sections kept from ``old`` into ``writer``.
+def _fresh_postings(
+    postings: dict[str, tuple[array, array]],
+) -> tuple[dict[str, list[int]], array, array]:
+    """The term table and the flat docs/tfs arrays of a build without an old index."""
+    terms: dict[str, list[int]] = {}
+    docs = array("I")
+    tfs = array("I")
+    for term in sorted(t for t, (d, _) in postings.items() if d):
+        d, f = postings[term]
+        terms[term] = [len(docs), len(d)]
+        docs.extend(d)
+        tfs.extend(f)
+    return terms, docs, tfs
 
-    ``doc_map[old section number]`` is its new number, or -1 when it was dropped. Call after
-    every section (kept or new) has been added, so that new numbers are final. The map is
-    monotonic for kept sections, so remapped postings stay sorted; only terms that also
-    have postings from re-parsed sections need a merge.
-    """
-    postings = writer.postings
-    remap = doc_map.tolist()
-    dropped = -1 in remap
-    for term in old.terms:
-        docs, tfs = old.postings(term)
-        new_docs = [remap[d] for d in docs]
-        if dropped and -1 in new_docs:
-            keep = [k for k, d in enumerate(new_docs) if d >= 0]
-            new_docs = [new_docs[k] for k in keep]
-            tfs = array("I", [tfs[k] for k in keep])
-            if not new_docs:
-                continue
-        fresh = postings.get(term)
-        if fresh is None:
-            postings[term] = (array("I", new_docs), tfs)
+
+def _merge_postings(
+    fresh: dict[str, tuple[array, array]], old: SearchIndex, doc_map: array,
+) -> tuple[dict[str, list[int]], array, array]:
+    """Term table and flat arrays of ``old``'s kept postings plus the ``fresh`` ones.
+
+    Every old posting is remapped in one pass; the terms whose postings lost a section
+    (their old sections were dropped) or gained one (``fresh``) are rebuilt one by one,
+    and the runs of untouched terms between them are copied whole. ``doc_map`` is
+    monotonic for kept sections, so remapped postings stay sorted."""
+    mapping = [d if d >= 0 else DROPPED for d in doc_map]
+    old_docs = _from_u32(old.docs)
+    old_tfs = _from_u32(old.tfs)
+    remapped = array("I")
+    for at in range(0, len(old_docs), _REMAP_CHUNK):
+        remapped.fromlist([mapping[d] for d in old_docs[at : at + _REMAP_CHUNK]])
+    del mapping
+    gone = _dropped_ranges(doc_map)
+    starts = [entry[0] for entry in old.terms.values()]  # ascending: terms are in order
+    touched = set()
+    packed = _u32(remapped)
+    at = packed.find(_DROPPED_BYTES)
+    while at != -1:
+        if at % 4 == 0:
+            touched.add(bisect_right(starts, at // 4) - 1)
+            at = packed.find(_DROPPED_BYTES, at + 4)
+        else:
+            at = packed.find(_DROPPED_BYTES, at + 1)
+    del packed
+    old_names = list(old.terms)
+    touched_names = {old_names[i] for i in touched}
+    terms: dict[str, list[int]] = {}
+    docs = array("I")
+    tfs = array("I")
+    run = [0, 0]  # [start, end) of old postings not yet copied, for untouched terms
+
+    def flush() -> None:
+        if run[1] > run[0]:
+            docs.extend(remapped[run[0] : run[1]])
+            tfs.extend(old_tfs[run[0] : run[1]])
+        run[0] = run[1]
+
+    for term in sorted(old.terms.keys() | fresh.keys()):
+        entry = old.terms.get(term)
+        if entry is not None and term not in fresh and term not in touched_names:
+            start, df = entry
+            if start != run[1]:
+                flush()
+                run[0] = run[1] = start
+            terms[term] = [len(docs) + run[1] - run[0], df]
+            run[1] = start + df
             continue
-        postings[term] = _merge(array("I", new_docs), tfs, fresh[0], fresh[1])
+        flush()
+        if entry is not None:
+            start, df = entry
+            kept_docs, kept_tfs = _without_dropped(remapped, old_tfs, old_docs, start,
+                                                   start + df, gone)
+            run[0] = run[1] = start + df
+        else:
+            kept_docs, kept_tfs = array("I"), array("I")
+        if term in fresh:
+            kept_docs, kept_tfs = _merge(kept_docs, kept_tfs, *fresh[term])
+        if kept_docs:
+            terms[term] = [len(docs), len(kept_docs)]
+            docs.extend(kept_docs)
+            tfs.extend(kept_tfs)
+    flush()
+    return terms, docs, tfs
+
+
+def _dropped_ranges(doc_map: array) -> list[tuple[int, int]]:
+    """The runs ``[a, b)`` of old section numbers that ``doc_map`` drops (-1)."""
+    ranges = []
+    at = 0
+    while True:
+        try:
+            a = doc_map.index(-1, at)
+        except ValueError:
+            return ranges
+        b = a + 1
+        while b < len(doc_map) and doc_map[b] == -1:
+            b += 1
+        ranges.append((a, b))
+        at = b
+
+
+def _without_dropped(
+    remapped: array, tfs: array, old_docs: array, start: int, end: int,
+    gone: list[tuple[int, int]],
+) -> tuple[array, array]:
+    """One term's remapped postings (``start:end`` of the flat arrays) minus the dropped
+    sections, found by bisecting its old (sorted) section numbers per dropped run."""
+    docs_out = array("I")
+    tfs_out = array("I")
+    lo = start
+    for a, b in gone:
+        i = bisect_left(old_docs, a, lo, end)
+        if i == end:
+            break
+        j = bisect_left(old_docs, b, i, end)
+        docs_out.extend(remapped[lo:i])
+        tfs_out.extend(tfs[lo:i])
+        lo = j
+    docs_out.extend(remapped[lo:end])
+    tfs_out.extend(tfs[lo:end])
+    return docs_out, tfs_out
 
 
 def _merge(docs: array, tfs: array, new_docs: array, new_tfs: array) -> tuple[array, array]:
     """Merge two disjoint sorted postings lists; the second is short (re-parsed files), so
     each of its entries is placed by bisection and the runs between are copied whole."""
+    if not docs:
+        return new_docs, new_tfs
     out_docs = array("I")
     out_tfs = array("I")
     prev = 0
