@@ -66,6 +66,13 @@ def _root(args: argparse.Namespace) -> Path:
     return args.root if args.root is not None else default_root()
 
 
+def run() -> NoReturn:
+    """The ``doc-index`` console script: ``main``, then a fast exit (``fast_exit``)."""
+    from .fast_exit import exit_now
+
+    exit_now(main())
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if argv is None and args.command == "resolve":
@@ -160,4 +167,4 @@ def _tool(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import Stemmer
 
-ANALYZER_VERSION = 2
+from .versions import ANALYZER_VERSION  # noqa: F401 (bump it when this module changes)
 
 WORD = re.compile(r"\w+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W\d_A-Za-z]+")

@@ -6,8 +6,8 @@ import re
 
 from .model import Block
 from .tokens import estimate_tokens
+from .versions import PART_TOKENS
 
-PART_TOKENS = 1000
 _FENCE = re.compile(rb"^ {0,3}(`{3,}|~{3,})")
 
 

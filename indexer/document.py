@@ -7,14 +7,11 @@ from collections import Counter
 from pathlib import PurePosixPath
 
 from .analysis import WORD, path_text, section_features, term_counts, terms_of_words
+from .formats import is_doc_path, is_rst_path  # noqa: F401 (is_doc_path: re-exported)
 from .model import Block, ParsedFile, ParsedSection
 from .summary import keywords, summarize
 from .text import count_lines, normalize_newlines
 from .tokens import estimate_tokens
-
-MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
-RST_SUFFIXES = (".rst",)
-DOC_SUFFIXES = MARKDOWN_SUFFIXES + RST_SUFFIXES
 
 
 class NotIndexable(ValueError):
@@ -23,10 +20,6 @@ class NotIndexable(ValueError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-def is_doc_path(path: str) -> bool:
-    return path.lower().endswith(DOC_SUFFIXES)
 
 
 def normalize_source(data: bytes) -> bytes:
@@ -48,7 +41,7 @@ def normalize_source(data: bytes) -> bytes:
 
 
 def find_blocks(path: str, text: str, raw: bytes) -> list[Block]:
-    if path.lower().endswith(RST_SUFFIXES):
+    if is_rst_path(path):
         from .rst import parse_rst
 
         return parse_rst(text, raw)

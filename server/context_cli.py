@@ -100,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run() -> NoReturn:
+    """The ``context`` console script: ``main``, then a fast exit (``fast_exit``)."""
+    from ..fast_exit import exit_now
+
+    exit_now(main())
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one ``context`` command and return its exit code."""
     try:
@@ -144,4 +151,4 @@ def _stderr(line: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

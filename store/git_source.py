@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..indexer.document import is_doc_path
+from ..indexer.formats import is_doc_path
 from .index_store import BuildReport, IndexStore, Progress
 from .lock import BuildLock
 from .sources import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile

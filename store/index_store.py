@@ -32,10 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..indexer.analysis import ANALYZER_VERSION
-from ..indexer.chunks import PART_TOKENS
 from ..indexer.ids import IdAssigner, heading_slug, section_path
 from ..indexer.model import ParsedFile, unpack_tf
+from ..indexer.versions import ANALYZER_VERSION, PART_TOKENS, TOKENIZER_VERSION
 from . import commit as commit_mod
 from .lock import BuildLock
 from .manifest import (
@@ -64,7 +63,6 @@ if TYPE_CHECKING:  # the resolve path imports this module: keep it light
     Parsed = Iterator[tuple[str, ParsedFile | str]]
 
 CURRENT_INDEX_VERSION = 1
-TOKENIZER_VERSION = 1
 BUILD_CONFIG: dict[str, Any] = {
     "index_version": CURRENT_INDEX_VERSION,
     "analyzer": ANALYZER_VERSION,

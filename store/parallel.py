@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from ..indexer.document import NotIndexable, index_file
 from ..indexer.model import ParsedFile
 
 MIN_PARALLEL_BYTES = 256 * 1024
@@ -35,6 +34,8 @@ def write_raw(staging: Path, path: str, raw: bytes) -> None:
 
 def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
     """Parse a file and store its raw bytes; the reason string when it is not indexable."""
+    from ..indexer.document import NotIndexable, index_file  # in the worker, not before
+
     try:
         parsed = index_file(path, data)
     except NotIndexable as exc:
@@ -182,12 +183,13 @@ class _ChildResults:
 
 def _warm_parsers(jobs: list[Job]) -> None:
     """Import and set up the parsers once, before forking, so workers inherit them."""
-    from ..indexer.document import RST_SUFFIXES
+    from ..indexer.document import index_file  # noqa: F401 (imported for the workers)
+    from ..indexer.formats import is_rst_path
     from ..indexer.markdown import _block_parser, _inline_parser
 
     _block_parser()
     _inline_parser()
-    if any(path.lower().endswith(RST_SUFFIXES) for path, _, _ in jobs):
+    if any(is_rst_path(path) for path, _, _ in jobs):
         from ..indexer.rst import _parser
 
         _parser()

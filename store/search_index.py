@@ -262,44 +262,42 @@ def _merge_postings(
         else:
             at = packed.find(_DROPPED_BYTES, at + 1)
     del packed
-    old_names = list(old.terms)
-    touched_names = {old_names[i] for i in touched}
+    items = list(old.terms.items())
+    names = [name for name, _ in items]
+    special = sorted({names[i] for i in touched} | fresh.keys())
     terms: dict[str, list[int]] = {}
     docs = array("I")
     tfs = array("I")
-    run = [0, 0]  # [start, end) of old postings not yet copied, for untouched terms
-
-    def flush() -> None:
-        if run[1] > run[0]:
-            docs.extend(remapped[run[0] : run[1]])
-            tfs.extend(old_tfs[run[0] : run[1]])
-        run[0] = run[1]
-
-    for term in sorted(old.terms.keys() | fresh.keys()):
-        entry = old.terms.get(term)
-        if entry is not None and term not in fresh and term not in touched_names:
-            start, df = entry
-            if start != run[1]:
-                flush()
-                run[0] = run[1] = start
-            terms[term] = [len(docs) + run[1] - run[0], df]
-            run[1] = start + df
-            continue
-        flush()
-        if entry is not None:
-            start, df = entry
+    at = 0  # next old term not yet written
+    for term in special:
+        here = bisect_left(names, term, at)
+        if here > at:  # a run of untouched terms: copied whole
+            first = items[at][1][0]
+            last_start, last_df = items[here - 1][1]
+            shift = len(docs) - first
+            terms.update({name: [start + shift, df] for name, (start, df) in items[at:here]})
+            docs.extend(remapped[first : last_start + last_df])
+            tfs.extend(old_tfs[first : last_start + last_df])
+        if here < len(names) and names[here] == term:
+            start, df = items[here][1]
             kept_docs, kept_tfs = _without_dropped(remapped, old_tfs, old_docs, start,
                                                    start + df, gone)
-            run[0] = run[1] = start + df
+            at = here + 1
         else:
             kept_docs, kept_tfs = array("I"), array("I")
+            at = here
         if term in fresh:
             kept_docs, kept_tfs = _merge(kept_docs, kept_tfs, *fresh[term])
         if kept_docs:
             terms[term] = [len(docs), len(kept_docs)]
             docs.extend(kept_docs)
             tfs.extend(kept_tfs)
-    flush()
+    if at < len(names):
+        first = items[at][1][0]
+        shift = len(docs) - first
+        terms.update({name: [start + shift, df] for name, (start, df) in items[at:]})
+        docs.extend(remapped[first:])
+        tfs.extend(old_tfs[first:])
     return terms, docs, tfs
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..indexer.document import is_doc_path
+from ..indexer.formats import is_doc_path
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
