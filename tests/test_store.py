@@ -156,3 +156,30 @@ def test_sample_repos_build_cleanly(repo: str, root: Path) -> None:
         assert len(s["keywords"]) <= 20
         raw = (root / f"local-{repo}" / s["file"]).read_bytes()
         assert len(raw) >= s["byte_offset"] + s["byte_length"]
+
+
+def test_git_work_tree_skips_ignored_files_and_records_head(
+    env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import subprocess
+
+    work = write_tree(tmp_path / "work", {
+        "docs/a.md": "# A\n\ntracked\n", "docs/new.md": "# New\n\nnot yet added\n",
+        "docs/skip.md": "# Skip\n\nignored\n", ".gitignore": "docs/skip.md\n",
+    })
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(work), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    git("init", "-q")
+    git("add", "docs/a.md", ".gitignore")
+    git("commit", "-qm", "first")
+    head = git("rev-parse", "HEAD")
+    # A hook exports GIT_DIR for its own repository: the walk must ask about this one.
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere.git"))
+    report = build(work, tmp_path / "root")
+    man = manifest(tmp_path / "root" / "local-work")
+    assert man["doc_files"] == ["docs/a.md", "docs/new.md"]
+    assert man["commit_hash"] == head and len(head) == 40
+    assert report.added == ["docs/a.md", "docs/new.md"]
