@@ -226,9 +226,13 @@ class IndexStore:
             or len(raw_digests) != len(header["doc_files"])
         ):
             return None
+        # A section's file is its path, without the "#slug" of a headed section.
+        section_files = [
+            path[: path.rfind("#")] if kind == "h" else path
+            for kind, path in zip(index.kinds, sections.paths)
+        ]
         ranges: dict[str, tuple[int, int]] = {}
         first = 0
-        section_files = sections.files
         for n in range(1, count + 1):
             if n == count or section_files[n] != section_files[first]:
                 path = section_files[first]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -233,12 +232,15 @@ def section_problem(section: Any, files: set[str]) -> str | None:
 
 
 SECTIONS_MARK = ',"sections":['
-_STRING = r'"([^"\\]*(?:\\.[^"\\]*)*)"'
 # In the compact layout the store writes, every section starts with its id, file and path
 # and ends with its version and tokens; JSON escapes every quote inside a string, so these
-# patterns match at section boundaries only.
-_SECTION_HEAD = re.compile(r'\{"id":' + _STRING + ',"file":' + _STRING + ',"path":' + _STRING)
-_SECTION_TAIL = re.compile(r'"version":"(sha256:[0-9a-f]{64})","tokens":(\d+)\}')
+# marks occur at section boundaries only. Ids and slugs never hold a quote.
+_ID = '{"id":"'
+_PATH = '","path":"'
+_TITLE = '","title":"'
+_VERSION = '"version":"'
+_VERSION_CHARS = len("sha256:") + 64
+_TOKENS = '","tokens":'
 
 
 def manifest_head(data: bytes) -> dict[str, Any] | None:
@@ -263,14 +265,13 @@ def _unescape(value: str) -> str:
 @dataclass
 class ManifestSections:
     """The sections of a manifest this store wrote, read without decoding them: each one's
-    JSON text span and the fields an incremental build needs (id, file, path, version,
-    tokens). Only for a manifest whose digest the search index vouches for."""
+    JSON text span and the fields an incremental build needs (id, path, version, tokens).
+    Only for a manifest whose digest the search index vouches for."""
 
     header: dict[str, Any]
     text: str  # the sections array's text, without its brackets
     starts: list[int]
     ids: list[str]
-    files: list[str]
     paths: list[str]
     versions: list[str]
     tokens: list[int]
@@ -285,17 +286,41 @@ class ManifestSections:
         header = manifest_head(data)
         if header is None or not text.endswith("]}\n"):
             return None
-        mark = text.find(SECTIONS_MARK)
-        body = text[mark + len(SECTIONS_MARK) : -3]
-        heads = list(_SECTION_HEAD.finditer(body))
-        starts = [match.start() for match in heads]
-        ids, files, paths = ([_unescape(match[group]) for match in heads] for group in (1, 2, 3))
-        tails = _SECTION_TAIL.findall(body)
-        versions = [version for version, _ in tails]
-        tokens = [int(n) for _, n in tails]
-        if len(versions) != len(starts):
+        body = text[text.find(SECTIONS_MARK) + len(SECTIONS_MARK) : -3]
+        starts: list[int] = []
+        ids: list[str] = []
+        paths: list[str] = []
+        versions: list[str] = []
+        tokens: list[int] = []
+        find, rfind = body.find, body.rfind
+        at = find(_ID)
+        if at != (0 if body else -1):
             return None
-        return cls(header, body, starts, ids, files, paths, versions, tokens)
+        try:
+            while at != -1:
+                id_end = find('"', at + len(_ID))
+                path_at = find(_PATH, id_end)
+                title_at = find(_TITLE, path_at)
+                after = find(_ID, title_at)
+                end = len(body) if after == -1 else after - 1
+                version_at = rfind(_VERSION, title_at, end) + len(_VERSION)
+                tokens_at = version_at + _VERSION_CHARS + len(_TOKENS)
+                if min(id_end, path_at, title_at) < 0 or version_at < len(_VERSION) or (
+                    body[end - 1] != "}" or (after != -1 and body[end] != ",")
+                ):
+                    return None
+                starts.append(at)
+                ids.append(body[at + len(_ID) : id_end])
+                paths.append(body[path_at + len(_PATH) : title_at])
+                versions.append(body[version_at : version_at + _VERSION_CHARS])
+                tokens.append(int(body[tokens_at : end - 1]))
+                at = after
+        except ValueError:
+            return None
+        if "\\" in body:  # escaped characters: in ids and paths only when not ASCII
+            ids = [_unescape(i) for i in ids]
+            paths = [_unescape(p) for p in paths]
+        return cls(header, body, starts, ids, paths, versions, tokens)
 
     def chunk(self, start: int, end: int) -> str:
         """The JSON text of sections ``start`` to ``end`` (exclusive), comma-separated."""

@@ -48,19 +48,28 @@ class Scan:
     commit_hash: str = ""
 
 
-def _git_output(root: Path, *args: str) -> bytes | None:
-    """stdout of ``git -C root <args>``, or None when git is missing or fails.
+class _GitQuery:
+    """``git -C root <args>`` started now, its stdout read later (None when git is
+    missing or fails), so the walk runs meanwhile.
 
     A work tree's walk needs two plumbing answers from git (the visible files, HEAD), so it
     asks the git command directly: importing GitPython costs about 130 ms, more than the
     rest of a build where nothing changed. Git sources use GitPython (``git_source``)."""
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_REPO_ENV}
-    try:
-        done = subprocess.run(["git", "-C", os.fspath(root), *args], capture_output=True,
-                              env=env, check=False)
-    except OSError:
-        return None
-    return done.stdout if done.returncode == 0 else None
+
+    def __init__(self, root: Path, *args: str) -> None:
+        env = {k: v for k, v in os.environ.items() if k not in _GIT_REPO_ENV}
+        try:
+            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                ["git", "-C", os.fspath(root), *args], stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        except OSError:
+            self._proc = None
+
+    def output(self) -> bytes | None:
+        if self._proc is None:
+            return None
+        out, _ = self._proc.communicate()
+        return out if self._proc.returncode == 0 else None
 
 
 # Variables that would point git at another repository than the walked directory's.
@@ -68,31 +77,17 @@ _GIT_REPO_ENV = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CO
                            "GIT_OBJECT_DIRECTORY", "GIT_PREFIX"})
 
 
-def _git_visible(root: Path) -> set[str] | None:
-    """Files a git work tree tracks or would track (ignored ones excluded), or None."""
-    if not (root / ".git").exists():
-        return None
-    out = _git_output(root, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
-    if out is None:
-        return None
-    return {os.fsdecode(p) for p in out.split(b"\0") if p}
-
-
-def git_head(root: Path) -> str:
-    if not (root / ".git").exists():
-        return ""
-    out = _git_output(root, "rev-parse", "--verify", "--quiet", "HEAD")
-    return out.decode("ascii", "replace").strip() if out else ""
-
-
 def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
-    """Every documentation file below ``root`` (sorted by path), with the ones skipped."""
+    """Every documentation file below ``root`` (sorted by path), with the ones skipped.
+    In a git work tree, files git ignores are left out and HEAD is the commit hash."""
     root = root.resolve()
     scan = Scan()
-    visible = _git_visible(root)
-    if visible is not None:
-        scan.commit_hash = git_head(root)
-    found: list[SourceFile] = []
+    files_query = head_query = None
+    if (root / ".git").exists():
+        files_query = _GitQuery(root, "ls-files", "--cached", "--others",
+                                "--exclude-standard", "-z")
+        head_query = _GitQuery(root, "rev-parse", "--verify", "--quiet", "HEAD")
+    candidates: list[tuple[str, str]] = []  # (relative path, full path)
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         rel_dir = os.path.relpath(dirpath, root)
         rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
@@ -106,41 +101,49 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
                 continue
             kept.append(d)
         dirnames[:] = kept
-        for name in sorted(filenames):
-            rel = rel_dir + name
-            if not is_doc_path(name):
-                continue
-            if visible is not None and rel not in visible:
-                continue
-            try:
-                rel.encode("utf-8")
-            except UnicodeEncodeError:
-                shown = rel.encode("utf-8", "replace").decode()
-                scan.skipped.append((shown, "file name is not UTF-8"))
-                continue
-            full = Path(dirpath) / name
-            entry = _check_file(root, full, max_bytes)
-            if isinstance(entry, str):
-                scan.skipped.append((rel, entry))
-                continue
-            found.append(entry_for(rel, entry[1], entry[0], max_bytes))
+        candidates.extend((rel_dir + name, os.path.join(dirpath, name))
+                          for name in sorted(filenames) if is_doc_path(name))
+    visible: set[str] | None = None
+    if files_query is not None and head_query is not None:
+        listed = files_query.output()
+        if listed is not None:
+            visible = {os.fsdecode(p) for p in listed.split(b"\0") if p}
+            head = head_query.output()
+            scan.commit_hash = head.decode("ascii", "replace").strip() if head else ""
+        else:
+            head_query.output()
+    found: list[SourceFile] = []
+    for rel, full in candidates:
+        if visible is not None and rel not in visible:
+            continue
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = rel.encode("utf-8", "replace").decode()
+            scan.skipped.append((shown, "file name is not UTF-8"))
+            continue
+        entry = _check_file(root, full, max_bytes)
+        if isinstance(entry, str):
+            scan.skipped.append((rel, entry))
+            continue
+        found.append(entry_for(rel, entry[1], entry[0], max_bytes))
     found.sort(key=lambda f: f.path)
     scan.files = found
     scan.skipped.sort()
     return scan
 
 
-def _check_file(root: Path, full: Path, max_bytes: int) -> tuple[bytes, Path] | str:
+def _check_file(root: Path, full: str, max_bytes: int) -> tuple[bytes, str] | str:
     """The file's bytes and real path (a symlink's target), or the reason it is skipped.
     The walk does not follow directory symlinks, so only the file itself can be a link."""
     try:
         st = os.lstat(full)
         if stat.S_ISLNK(st.st_mode):
-            target = full.resolve()
+            target = Path(full).resolve()
             if not target.is_relative_to(root):
                 return "symlink leaves the source tree"
             st = os.stat(target)
-            full = target
+            full = os.fspath(target)
         if not stat.S_ISREG(st.st_mode):
             return "not a regular file"
         if st.st_size > max_bytes:
@@ -154,7 +157,8 @@ def _check_file(root: Path, full: Path, max_bytes: int) -> tuple[bytes, Path] | 
     return data, full
 
 
-def entry_for(rel: str, full: Path, data: bytes, max_bytes: int | None = None) -> SourceFile:
+def entry_for(rel: str, full: str | Path, data: bytes, max_bytes: int | None = None,
+              ) -> SourceFile:
     """A local file: hashed now, read again (not kept in memory) when it is parsed.
 
     The second read does not follow a symlink (a file swapped for a link out of the tree

@@ -19,7 +19,7 @@ from doc_index.store.sources import scan_directory
 TITLES = ["Configuration", "Retries", "Install", 'Say "hi"', "Back\\slash", "Über größe",
           "日本語", "Timeouts & limits", "Configuration", "FAQ"]
 DIRS = ["", "docs/", "docs/deep/", "zz/"]
-STEMS = ["config", "retries", "faq", "guide", "a", "b"]
+STEMS = ["config", "retries", "faq", "guide", "a", "b", "c#", "say\"hi", "über"]
 
 
 def _page(rng: random.Random) -> str:
