@@ -116,16 +116,38 @@ class BuildReport:
 
 @dataclass
 class _Old:
-    """The live generation, as an incremental build uses it: its manifest's sections (as
-    text, not decoded), its search index, each file's range of sections and raw digest."""
+    """The live generation, as an incremental build uses it: its manifest's header and
+    bytes, its search index's bytes and header, each doc file's raw digest and range of
+    section numbers. What carrying files needs (``Carry``) is read from the bytes only
+    when there is carrying to do."""
 
     header: dict[str, Any]
-    sections: ManifestSections
-    index: SearchIndex
-    ranges: dict[str, tuple[int, int]]
+    manifest: bytes
+    sidecar: bytes
+    sidecar_head: dict[str, Any]
     raw_digests: dict[str, str]
+    ranges: dict[str, tuple[int, int]]
     count: int
     tokens: int
+
+    def carry(self) -> Carry:
+        """Sections and search index, located in the bytes (then released here); raises
+        _Untrusted when they are not in the layout this store writes."""
+        sections = ManifestSections.parse(self.manifest)
+        index = SearchIndex.from_bytes(self.sidecar, self.sidecar_head)
+        self.manifest = self.sidecar = b""
+        if sections is None or len(sections.starts) != self.count:
+            raise _Untrusted("manifest sections")
+        return Carry(sections, index)
+
+
+@dataclass
+class Carry:
+    """What carrying unchanged files forward reads: the old sections (as text) and the
+    old search index."""
+
+    sections: ManifestSections
+    index: SearchIndex
 
 
 class _Untrusted(Exception):
@@ -195,53 +217,47 @@ class IndexStore:
             return None
         return data, header
 
-    def _load_old(self, key: str, data: bytes) -> _Old | None:
+    def _load_old(self, key: str, data: bytes, header: dict[str, Any]) -> _Old | None:
         """The live generation if an incremental build can trust it, else None (a full
-        build follows): the manifest (``data``) is the one its search index records (same
-        digest), in the store's layout, each file's sections contiguous. Raw files are
-        checked when they are copied (``_copy_checked``)."""
-        live = self.cache_dir(key)
+        build follows): its search index is intact and records this manifest (``data``,
+        ``header``) by digest, for this build configuration. The sections are located
+        later, when files are carried (``_Old.carry``); raw files are checked when they
+        are copied (``_copy_checked``)."""
         try:
-            index = SearchIndex.from_bytes((live / SEARCH_INDEX_NAME).read_bytes())
-            raw_digests = index.raw_digests()
+            sidecar = (self.cache_dir(key) / SEARCH_INDEX_NAME).read_bytes()
+            head = SearchIndex.head(sidecar)
+            files_region = SearchIndex.files_of(sidecar, head)
         except (OSError, ValueError, KeyError, TypeError):
             return None
         if (
-            index.manifest_digest != manifest_digest(data)
-            or index.build_config != BUILD_CONFIG
+            head.get("manifest") != manifest_digest(data)
+            or head.get("build_config") != BUILD_CONFIG
+            or header["index_version"] != CURRENT_INDEX_VERSION
+            or head.get("cache_version") != header["cache_version"]
         ):
-            return None
-        sections = ManifestSections.parse(data)
-        if sections is None:
-            return None
-        header = sections.header
-        if check_header(header) is not None or header["index_version"] != CURRENT_INDEX_VERSION:
             return None
         files = doc_file_set(header["doc_files"])
-        count = len(sections.starts)
+        count = header["document_count"]
         if (
             files is None or set(header["file_hashes"]) != files
-            or index.cache_version != header["cache_version"]
-            or count != index.count or count != header["document_count"]
-            or len(raw_digests) != len(header["doc_files"])
+            or head.get("sections") != count or not isinstance(head.get("tokens"), int)
+            or len(files) != len(header["doc_files"])
+            or not isinstance(files_region, list) or len(files_region) != len(files)
         ):
             return None
-        # A section's file is its path, without the "#slug" of a headed section.
-        section_files = [
-            path[: path.rfind("#")] if kind == "h" else path
-            for kind, path in zip(index.kinds, sections.paths)
-        ]
+        raw_digests: dict[str, str] = {}
         ranges: dict[str, tuple[int, int]] = {}
         first = 0
-        for n in range(1, count + 1):
-            if n == count or section_files[n] != section_files[first]:
-                path = section_files[first]
-                if path in ranges or path not in files:
-                    return None  # a file's sections are not contiguous
-                ranges[path] = (first, n)
-                first = n
-        return _Old(header, sections, index, ranges,
-                    dict(zip(header["doc_files"], raw_digests)), count, sum(sections.tokens))
+        try:
+            for path, (digest, sections) in zip(header["doc_files"], files_region):
+                raw_digests[path] = digest
+                ranges[path] = (first, first + sections)
+                first += sections
+        except (TypeError, ValueError):
+            return None
+        if first != count:
+            return None
+        return _Old(header, data, sidecar, head, raw_digests, ranges, count, head["tokens"])
 
     def update_index(
         self, key: str, owner: str, name: str, scan: Scan, *, full: bool = False,
@@ -273,8 +289,10 @@ class IndexStore:
             # and its unchanged files are carried over.
             parsed = parse_files(jobs, staging, background=bool(seen and report.unchanged))
             try:
-                old = self._load_old(key, seen[0]) if seen else None
-                if seen and old is None:  # not trustworthy: rebuild everything
+                old = self._load_old(key, *seen) if seen else None
+                untrusted = seen is not None and old is None
+                seen = None  # the manifest's bytes live on in ``old`` only as long as needed
+                if untrusted:  # rebuild everything
                     parsed.close()
                     _restart(report, scan)
                     parsed = parse_files(_all_jobs(scan), staging)
@@ -292,7 +310,7 @@ class IndexStore:
                 try:
                     header = self._write_generation(key, owner, name, scan, old, parsed,
                                                     staging, report, progress)
-                except _Untrusted:  # a raw file of the old generation is damaged
+                except _Untrusted:  # the old generation is damaged (a raw file, say)
                     shutil.rmtree(staging, ignore_errors=True)
                     staging = commit_mod.new_staging_dir(self.root, key)
                     old = None
@@ -330,14 +348,16 @@ class IndexStore:
         doc_map = array("i", [-1]) * (old.count if old else 0)
         total = len(scan.files)
         unchanged = set(report.unchanged)
+        carry: Carry | None = None
         try:
             if old is not None:  # first what does not wait for the parser
                 for path in report.unchanged:
                     _copy_checked(live, path, staging, old.raw_digests[path])
+                carry = old.carry()
             for done, source in enumerate(scan.files, 1):
-                if old is not None and source.path in unchanged:
-                    self._carry_file(old, source.path, ids, writer, doc_map, version, spool,
-                                     report)
+                if carry is not None and source.path in unchanged:
+                    self._carry_file(old, carry, source.path, ids, writer, doc_map, version,
+                                     spool, report)
                 else:
                     path, result = next(parsed_iter)
                     assert path == source.path
@@ -346,7 +366,7 @@ class IndexStore:
                         _drop(report, path)
                         continue
                     report.parsed.append(path)
-                    writer.add_file(result.raw_digest)
+                    writer.add_file(result.raw_digest, len(result.sections))
                     for entry in _fresh_file(result, ids, writer):
                         version.add(entry["id"], entry["version"])
                         report.tokens += entry["tokens"]
@@ -368,49 +388,51 @@ class IndexStore:
             file_hashes={p: digests[p] for p in doc_files}, doc_files=doc_files,
         )
         digest = spool.write_manifest(staging / MANIFEST_NAME, header)
-        if old is not None:
-            old_index = old.index
-            old.sections.text = ""  # the old manifest text is no longer needed: free it
-            writer.write(staging / SEARCH_INDEX_NAME, cache_version, ANALYZER_VERSION,
-                         BUILD_CONFIG, digest, old_index, doc_map)
-        else:
-            writer.write(staging / SEARCH_INDEX_NAME, cache_version, ANALYZER_VERSION,
-                         BUILD_CONFIG, digest)
+        old_index = None
+        if carry is not None:
+            old_index = carry.index
+            del carry  # the old manifest's bytes are no longer needed: free them first
+        writer.write(staging / SEARCH_INDEX_NAME, cache_version, ANALYZER_VERSION, BUILD_CONFIG,
+                     digest, report.tokens, old_index, doc_map if old_index else None)
         return header
 
     def _carry_file(
-        self, old: _Old, path: str, ids: IdAssigner,
+        self, old: _Old, carry: Carry, path: str, ids: IdAssigner,
         writer: IndexWriter, doc_map: array, version: CacheVersion, spool: SectionSpool,
         report: BuildReport,
     ) -> None:
         """Sections of an unchanged file, taken from the old cache without parsing; their
         JSON text is copied as it was unless the id pass gave them a new id (then the
         file's entries are decoded, given their new ids and parents, and re-serialized)."""
-        writer.add_file(old.raw_digests[path])
-        start, end = old.ranges.get(path, (0, 0))
+        start, end = old.ranges[path]
+        writer.add_file(old.raw_digests[path], end - start)
         if start == end:
             return
-        index = old.index
-        sections = old.sections
+        index = carry.index
+        sections = carry.sections
+        try:
+            fields = [sections.fields(i) for i in range(start, end)]
+        except ValueError:
+            raise _Untrusted(path) from None
         kinds = [KIND_NAMES[k] for k in index.kinds[start:end]]
         cut = len(path) + 1
         new_ids = ids.assign(path, [
-            (kind, sections.paths[i][cut:] if kind == "heading" else "", index.dedup[i])
-            for kind, i in zip(kinds, range(start, end))
+            (kind, field[1][cut:] if kind == "heading" else "", index.dedup[i])
+            for kind, field, i in zip(kinds, fields, range(start, end))
         ])
         lens = index.lens
         words = index.words
         for n, i in enumerate(range(start, end)):
             doc_map[i] = writer.add_meta(kinds[n], index.dedup[i], words[i],
                                          (lens[0][i], lens[1][i], lens[2][i]))
-            version.add(new_ids[n], sections.versions[i])
-            report.tokens += sections.tokens[i]
-        old_ids = sections.ids[start:end]
+            version.add(new_ids[n], fields[n][2])
+            report.tokens += fields[n][3]
+        old_ids = [field[0] for field in fields]
         if new_ids == old_ids:
             spool.add_json(sections.chunk(start, end), end - start)
             return
         renamed = dict(zip(old_ids, new_ids))
-        for entry in json.loads("[" + sections.chunk(start, end) + "]"):
+        for entry in json.loads(b"[" + sections.chunk(start, end) + b"]"):
             entry["id"] = renamed[entry["id"]]
             parent = entry["parent"]
             entry["parent"] = renamed.get(parent) if parent is not None else None

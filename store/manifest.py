@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -56,17 +57,17 @@ class SectionSpool:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fh = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed in write_manifest)
+        self._fh = open(path, "wb")  # noqa: SIM115 (closed in write_manifest)
         self.count = 0
 
     def add(self, section: dict[str, Any]) -> None:
-        self.add_json(dump_section(section))
+        self.add_json(dump_section(section).encode("ascii"))
 
-    def add_json(self, text: str, sections: int = 1) -> None:
+    def add_json(self, text: bytes, sections: int = 1) -> None:
         """Add sections already serialized by ``dump_section`` (``sections`` of them,
         comma-separated, as ``ManifestSections.chunk`` gives them)."""
         if self.count:
-            self._fh.write(",")
+            self._fh.write(b",")
         self._fh.write(text)
         self.count += sections
 
@@ -235,12 +236,14 @@ SECTIONS_MARK = ',"sections":['
 # In the compact layout the store writes, every section starts with its id, file and path
 # and ends with its version and tokens; JSON escapes every quote inside a string, so these
 # marks occur at section boundaries only. Ids and slugs never hold a quote.
-_ID = '{"id":"'
-_PATH = '","path":"'
-_TITLE = '","title":"'
-_VERSION = '"version":"'
+_ID = b'{"id":"'
+_PATH = b'","path":"'
+_TITLE = b'","title":"'
+_VERSION = b'"version":"'
 _VERSION_CHARS = len("sha256:") + 64
-_TOKENS = '","tokens":'
+_TOKENS = b'","tokens":'
+_STRING = rb'"([^"\\]*(?:\\.[^"\\]*)*)"'
+_HEAD = re.compile(rb'\{"id":' + _STRING + rb',"file":' + _STRING + rb',"path":' + _STRING)
 
 
 def manifest_head(data: bytes) -> dict[str, Any] | None:
@@ -264,65 +267,50 @@ def _unescape(value: str) -> str:
 
 @dataclass
 class ManifestSections:
-    """The sections of a manifest this store wrote, read without decoding them: each one's
-    JSON text span and the fields an incremental build needs (id, path, version, tokens).
-    Only for a manifest whose digest the search index vouches for."""
+    """The sections of a manifest this store wrote, located without decoding them: each
+    one's JSON text span, and on demand the fields an incremental build needs (id, path,
+    version, tokens). Only for a manifest whose digest the search index vouches for."""
 
-    header: dict[str, Any]
-    text: str  # the sections array's text, without its brackets
+    data: bytes  # the whole manifest (sections are located in it, never copied out)
+    end: int  # where the sections array's text ends
     starts: list[int]
-    ids: list[str]
-    paths: list[str]
-    versions: list[str]
-    tokens: list[int]
 
     @classmethod
     def parse(cls, data: bytes) -> ManifestSections | None:
         """None when ``data`` is not in the store's compact layout."""
-        try:
-            text = data.decode("ascii")
-        except UnicodeDecodeError:
+        mark = data.find(SECTIONS_MARK.encode())
+        if mark == -1 or not data.endswith(b"]}\n"):
             return None
-        header = manifest_head(data)
-        if header is None or not text.endswith("]}\n"):
-            return None
-        body = text[text.find(SECTIONS_MARK) + len(SECTIONS_MARK) : -3]
+        begin, stop = mark + len(SECTIONS_MARK), len(data) - 3
         starts: list[int] = []
-        ids: list[str] = []
-        paths: list[str] = []
-        versions: list[str] = []
-        tokens: list[int] = []
-        find, rfind = body.find, body.rfind
-        at = find(_ID)
-        if at != (0 if body else -1):
+        find = data.find
+        at = find(_ID, begin, stop)
+        if at != (begin if stop > begin else -1):
             return None
-        try:
-            while at != -1:
-                id_end = find('"', at + len(_ID))
-                path_at = find(_PATH, id_end)
-                title_at = find(_TITLE, path_at)
-                after = find(_ID, title_at)
-                end = len(body) if after == -1 else after - 1
-                version_at = rfind(_VERSION, title_at, end) + len(_VERSION)
-                tokens_at = version_at + _VERSION_CHARS + len(_TOKENS)
-                if min(id_end, path_at, title_at) < 0 or version_at < len(_VERSION) or (
-                    body[end - 1] != "}" or (after != -1 and body[end] != ",")
-                ):
-                    return None
-                starts.append(at)
-                ids.append(body[at + len(_ID) : id_end])
-                paths.append(body[path_at + len(_PATH) : title_at])
-                versions.append(body[version_at : version_at + _VERSION_CHARS])
-                tokens.append(int(body[tokens_at : end - 1]))
-                at = after
-        except ValueError:
-            return None
-        if "\\" in body:  # escaped characters: in ids and paths only when not ASCII
-            ids = [_unescape(i) for i in ids]
-            paths = [_unescape(p) for p in paths]
-        return cls(header, body, starts, ids, paths, versions, tokens)
+        while at != -1:
+            starts.append(at)
+            at = find(_ID, at + len(_ID), stop)
+        return cls(data, stop, starts)
 
-    def chunk(self, start: int, end: int) -> str:
+    def fields(self, n: int) -> tuple[str, str, str, int]:
+        """Section ``n``'s id, path, version and tokens; ValueError when its text is not in
+        the store's layout."""
+        data, at = self.data, self.starts[n]
+        end = self.starts[n + 1] - 1 if n + 1 < len(self.starts) else self.end
+        head = _HEAD.match(data, at, end)
+        colon = data.rfind(b":", end - 24, end)  # "tokens":<digits>}
+        version_at = colon + 1 - len(_TOKENS) - _VERSION_CHARS
+        if head is None or data[version_at - len(_VERSION) : version_at] != _VERSION:
+            raise ValueError("section text not in the store's layout")
+        section_id, path = head.group(1, 3)
+        return (
+            _unescape(section_id.decode("ascii")),
+            _unescape(path.decode("ascii")),
+            data[version_at : version_at + _VERSION_CHARS].decode("ascii"),
+            int(data[colon + 1 : end - 1]),
+        )
+
+    def chunk(self, start: int, end: int) -> bytes:
         """The JSON text of sections ``start`` to ``end`` (exclusive), comma-separated."""
-        stop = self.starts[end] - 1 if end < len(self.starts) else len(self.text)
-        return self.text[self.starts[start] : stop]
+        stop = self.starts[end] - 1 if end < len(self.starts) else self.end
+        return self.data[self.starts[start] : stop]

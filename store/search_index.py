@@ -3,13 +3,13 @@
 Written at build time so that resolve never re-reads or re-analyzes documents. Layout:
 
     b"doc-index search v3\\n"
-    header JSON line: cache_version, analyzer, build config, sections, avg field lengths,
-                      postings count, region sizes, manifest digest
+    header JSON line: cache_version, analyzer, build config, sections, their tokens,
+                      avg field lengths, postings count, region sizes, manifest digest
     meta JSON:  per section kind (r/h/p), dedup hash, word count, field lengths
     terms JSON: {term: [first posting, document frequency]} (keys sorted)
     docs:       every term's section numbers, little-endian uint32, terms in key order
     tfs:        the packed tfs, in the same order (posting i is docs[i], tfs[i])
-    files JSON: per doc file, in manifest order, sha256 of its raw bytes in the cache
+    files JSON: per doc file, in manifest order: [sha256 of its raw bytes, its sections]
     trailer:    sha256 digest (32 raw bytes) of everything before it
 
 A packed tf is ``title << 24 | path << 16 | body`` (capped at 255, 255, 65535). Section
@@ -17,7 +17,8 @@ numbers follow the manifest's section order, so equal content gives equal bytes.
 
 The files region and the manifest digest (sha256 of manifest.json with its ``indexed_at``
 value left out) are for incremental builds: a build that finds both in step trusts the
-old manifest without decoding its sections, and checks each carried raw file by one hash.
+old manifest without decoding its sections (each file's sections are the next ones in
+order), and checks each carried raw file by one hash.
 Docs and tfs are two flat arrays so that an incremental build remaps every kept posting in
 one pass and copies the runs of terms it did not touch whole.
 
@@ -50,11 +51,13 @@ _DROPPED_BYTES = b"\xff\xff\xff\xff"
 _REMAP_CHUNK = 1 << 16  # postings remapped per step (bounds the temporary lists)
 
 
-def _u32(values: array) -> bytes:
+def _u32(values: array) -> bytes | array:
+    """``values`` as little-endian uint32 bytes (the array itself where it already is)."""
     if sys.byteorder != "little":
         values = array("I", values)
         values.byteswap()
-    return values.tobytes()
+        return values.tobytes()
+    return values
 
 
 def _from_u32(data: bytes | memoryview) -> array:
@@ -73,16 +76,17 @@ class IndexWriter:
         self.dedup: list[str] = []
         self.words: list[int] = []
         self.lens: list[list[int]] = [[], [], []]
-        self.raw_digests: list[str] = []
+        self.files: list[tuple[str, int]] = []
         self.postings: dict[str, tuple[array, array]] = {}
 
     @property
     def count(self) -> int:
         return len(self.kinds)
 
-    def add_file(self, raw_digest: str) -> None:
-        """Record the next doc file (manifest order): the sha256 hex of its raw bytes."""
-        self.raw_digests.append(raw_digest)
+    def add_file(self, raw_digest: str, sections: int) -> None:
+        """Record the next doc file (manifest order): the sha256 hex of its raw bytes and
+        its number of sections."""
+        self.files.append((raw_digest, sections))
 
     def add_meta(self, kind: str, dedup: str, words: int, lens: tuple[int, int, int]) -> int:
         self.kinds.append(KIND_CODES.get(kind, kind))
@@ -106,7 +110,7 @@ class IndexWriter:
         return doc
 
     def write(self, target: Path, cache_version: str, analyzer: int, build_config: dict,
-              manifest_digest: str, old: SearchIndex | None = None,
+              manifest_digest: str, tokens: int = 0, old: SearchIndex | None = None,
               doc_map: array | None = None) -> None:
         """Write the sidecar to ``target``.
 
@@ -125,10 +129,10 @@ class IndexWriter:
             separators=(",", ":"),
         ).encode()
         term_json = json.dumps(terms, separators=(",", ":"), ensure_ascii=False).encode()
-        files = json.dumps(self.raw_digests, separators=(",", ":")).encode()
+        files = json.dumps(self.files, separators=(",", ":")).encode()
         header = json.dumps(
             {"cache_version": cache_version, "analyzer": analyzer, "build_config": build_config,
-             "sections": n, "avg": avg, "postings": len(docs),
+             "sections": n, "tokens": tokens, "avg": avg, "postings": len(docs),
              "meta_bytes": len(meta), "terms_bytes": len(term_json), "files_bytes": len(files),
              "manifest": manifest_digest},
             separators=(",", ":"),
@@ -173,24 +177,43 @@ class SearchIndex:
     files: memoryview = field(default_factory=lambda: memoryview(b"[]"), repr=False)
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @classmethod
-    def from_bytes(cls, data: bytes) -> SearchIndex:
-        """Parse a sidecar; raises ValueError when it is not one or is damaged."""
+    @staticmethod
+    def head(data: bytes) -> dict[str, Any]:
+        """A sidecar's header fields, once its checksum and size are verified (without
+        decoding its tables); raises ValueError when it is not one or is damaged."""
         if not data.startswith(MAGIC) or len(data) < len(MAGIC) + DIGEST_BYTES:
             raise ValueError("not a doc-index search index")
         end = len(data) - DIGEST_BYTES
-        view = memoryview(data)
-        if hashlib.sha256(view[:end]).digest() != data[end:]:
+        if hashlib.sha256(memoryview(data)[:end]).digest() != data[end:]:
             raise ValueError("search index checksum mismatch")
         nl = data.index(b"\n", len(MAGIC))
         header = json.loads(data[len(MAGIC) : nl])
-        pos = nl + 1
+        header["_meta_at"] = nl + 1
+        header["_files_at"] = (nl + 1 + header["meta_bytes"] + header["terms_bytes"]
+                               + 8 * header["postings"])
+        if end != header["_files_at"] + header["files_bytes"]:
+            raise ValueError("search index has the wrong size")
+        return header
+
+    @staticmethod
+    def files_of(data: bytes, head: dict[str, Any]) -> list[list[Any]]:
+        """The files region of a sidecar whose ``head`` was read: per doc file, [raw
+        digest, number of sections]."""
+        at = head["_files_at"]
+        return json.loads(data[at : at + head["files_bytes"]])
+
+    @classmethod
+    def from_bytes(cls, data: bytes, head: dict[str, Any] | None = None) -> SearchIndex:
+        """Parse a sidecar (``head``: its verified header, when already read); raises
+        ValueError when it is not one or is damaged."""
+        header = head if head is not None else cls.head(data)
+        view = memoryview(data)
+        pos = header["_meta_at"]
         meta_end = pos + header["meta_bytes"]
         terms_end = meta_end + header["terms_bytes"]
         docs_end = terms_end + 4 * header["postings"]
         tfs_end = docs_end + 4 * header["postings"]
-        if end != tfs_end + header["files_bytes"]:
-            raise ValueError("search index has the wrong size")
+        end = len(data) - DIGEST_BYTES
         meta = json.loads(data[pos:meta_end])
         terms = json.loads(data[meta_end:terms_end])
         n = header["sections"]
@@ -214,8 +237,9 @@ class SearchIndex:
         return (_from_u32(self.docs[4 * start : 4 * (start + df)]),
                 _from_u32(self.tfs[4 * start : 4 * (start + df)]))
 
-    def raw_digests(self) -> list[str]:
-        """The files region: sha256 hex of each doc file's raw bytes, in manifest order."""
+    def doc_files(self) -> list[list[Any]]:
+        """The files region: per doc file in manifest order, [sha256 hex of its raw bytes,
+        its number of sections]."""
         return json.loads(bytes(self.files))
 
 
@@ -226,11 +250,12 @@ def _fresh_postings(
     terms: dict[str, list[int]] = {}
     docs = array("I")
     tfs = array("I")
-    for term in sorted(t for t, (d, _) in postings.items() if d):
-        d, f = postings[term]
-        terms[term] = [len(docs), len(d)]
-        docs.extend(d)
-        tfs.extend(f)
+    for term in sorted(postings):
+        d, f = postings.pop(term)  # freed as they are copied
+        if d:
+            terms[term] = [len(docs), len(d)]
+            docs.extend(d)
+            tfs.extend(f)
     return terms, docs, tfs
 
 
@@ -242,63 +267,83 @@ def _merge_postings(
     Every old posting is remapped in one pass; the terms whose postings lost a section
     (their old sections were dropped) or gained one (``fresh``) are rebuilt one by one,
     and the runs of untouched terms between them are copied whole. ``doc_map`` is
-    monotonic for kept sections, so remapped postings stay sorted."""
+    monotonic for kept sections, so remapped postings stay sorted. The old arrays are
+    read in place; the docs are assembled (and the remapped copy freed) before the tfs."""
+    old_docs_bytes, old_tfs_bytes = _le_bytes(old.docs), _le_bytes(old.tfs)
+    old_docs = old_docs_bytes.cast("I")
     mapping = [d if d >= 0 else DROPPED for d in doc_map]
-    old_docs = _from_u32(old.docs)
-    old_tfs = _from_u32(old.tfs)
     remapped = array("I")
     for at in range(0, len(old_docs), _REMAP_CHUNK):
         remapped.fromlist([mapping[d] for d in old_docs[at : at + _REMAP_CHUNK]])
     del mapping
     gone = _dropped_ranges(doc_map)
-    starts = [entry[0] for entry in old.terms.values()]  # ascending: terms are in order
-    touched = set()
-    packed = _u32(remapped)
-    at = packed.find(_DROPPED_BYTES)
-    while at != -1:
-        if at % 4 == 0:
-            touched.add(bisect_right(starts, at // 4) - 1)
-            at = packed.find(_DROPPED_BYTES, at + 4)
-        else:
-            at = packed.find(_DROPPED_BYTES, at + 1)
-    del packed
     items = list(old.terms.items())
+    starts = [entry[0] for _, entry in items]  # ascending: terms are in order
+    touched: set[int] = set()
+    at = 0
+    while True:  # the terms with a dropped posting: one C-level scan, term by term
+        try:
+            at = remapped.index(DROPPED, at)
+        except ValueError:
+            break
+        term = bisect_right(starts, at) - 1
+        touched.add(term)
+        at = starts[term + 1] if term + 1 < len(starts) else len(remapped)
     names = [name for name, _ in items]
     special = sorted({names[i] for i in touched} | fresh.keys())
     terms: dict[str, list[int]] = {}
-    docs = array("I")
-    tfs = array("I")
-    at = 0  # next old term not yet written
+    plan: list[tuple[int, int] | tuple[array, array]] = []  # old runs and rebuilt terms
+    size = 0
+    at = 0  # next old term not yet planned
     for term in special:
         here = bisect_left(names, term, at)
         if here > at:  # a run of untouched terms: copied whole
             first = items[at][1][0]
             last_start, last_df = items[here - 1][1]
-            shift = len(docs) - first
+            shift = size - first
             terms.update({name: [start + shift, df] for name, (start, df) in items[at:here]})
-            docs.extend(remapped[first : last_start + last_df])
-            tfs.extend(old_tfs[first : last_start + last_df])
+            plan.append((first, last_start + last_df))
+            size += last_start + last_df - first
         if here < len(names) and names[here] == term:
             start, df = items[here][1]
-            kept_docs, kept_tfs = _without_dropped(remapped, old_tfs, old_docs, start,
-                                                   start + df, gone)
+            kept = _without_dropped(remapped, old_tfs_bytes, old_docs, start, start + df, gone)
             at = here + 1
         else:
-            kept_docs, kept_tfs = array("I"), array("I")
+            kept = array("I"), array("I")
             at = here
         if term in fresh:
-            kept_docs, kept_tfs = _merge(kept_docs, kept_tfs, *fresh[term])
-        if kept_docs:
-            terms[term] = [len(docs), len(kept_docs)]
-            docs.extend(kept_docs)
-            tfs.extend(kept_tfs)
+            kept = _merge(*kept, *fresh[term])
+        if kept[0]:
+            terms[term] = [size, len(kept[0])]
+            plan.append(kept)
+            size += len(kept[0])
     if at < len(names):
         first = items[at][1][0]
-        shift = len(docs) - first
+        shift = size - first
         terms.update({name: [start + shift, df] for name, (start, df) in items[at:]})
-        docs.extend(remapped[first:])
-        tfs.extend(old_tfs[first:])
+        plan.append((first, len(remapped)))
+    docs = array("I")
+    remapped_bytes = memoryview(remapped).cast("B")
+    for step in plan:
+        if isinstance(step[0], int):
+            docs.frombytes(remapped_bytes[4 * step[0] : 4 * step[1]])
+        else:
+            docs.extend(step[0])
+    del remapped_bytes, remapped
+    tfs = array("I")
+    for step in plan:
+        if isinstance(step[0], int):
+            tfs.frombytes(old_tfs_bytes[4 * step[0] : 4 * step[1]])
+        else:
+            tfs.extend(step[1])
     return terms, docs, tfs
+
+
+def _le_bytes(region: memoryview) -> memoryview:
+    """A little-endian uint32 region as native-order bytes, read in place where it can be."""
+    if sys.byteorder == "little":
+        return region
+    return memoryview(_from_u32(region).tobytes())
 
 
 def _dropped_ranges(doc_map: array) -> list[tuple[int, int]]:
@@ -318,7 +363,7 @@ def _dropped_ranges(doc_map: array) -> list[tuple[int, int]]:
 
 
 def _without_dropped(
-    remapped: array, tfs: array, old_docs: array, start: int, end: int,
+    remapped: array, tfs_bytes: memoryview, old_docs: memoryview, start: int, end: int,
     gone: list[tuple[int, int]],
 ) -> tuple[array, array]:
     """One term's remapped postings (``start:end`` of the flat arrays) minus the dropped
@@ -332,10 +377,10 @@ def _without_dropped(
             break
         j = bisect_left(old_docs, b, i, end)
         docs_out.extend(remapped[lo:i])
-        tfs_out.extend(tfs[lo:i])
+        tfs_out.frombytes(tfs_bytes[4 * lo : 4 * i])
         lo = j
     docs_out.extend(remapped[lo:end])
-    tfs_out.extend(tfs[lo:end])
+    tfs_out.frombytes(tfs_bytes[4 * lo : 4 * end])
     return docs_out, tfs_out
 
 
