@@ -19,7 +19,6 @@ cache_missing during every incremental build and right after its swap.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -28,9 +27,8 @@ import stat
 import time
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..indexer.ids import IdAssigner, heading_slug, section_path
 from ..indexer.model import ParsedFile, unpack_tf
@@ -95,40 +93,47 @@ def check_key(key: str) -> str:
     return key
 
 
-@dataclass
 class BuildReport:
-    """What a build did, for the one-screen summary."""
+    """What a build did, for the one-screen summary. (Plain classes here, not dataclasses:
+    see ``store.sources``.)"""
 
-    key: str
-    cache_dir: Path
-    added: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    parsed: list[str] = field(default_factory=list)
-    sections: int = 0
-    tokens: int = 0
-    seconds: float = 0.0
-    written: bool = False
-    full: bool = False
+    def __init__(self, key: str, cache_dir: Path,
+                 skipped: list[tuple[str, str]] | None = None) -> None:
+        self.key = key
+        self.cache_dir = cache_dir
+        self.added: list[str] = []
+        self.changed: list[str] = []
+        self.removed: list[str] = []
+        self.unchanged: list[str] = []
+        self.skipped: list[tuple[str, str]] = skipped if skipped is not None else []
+        self.parsed: list[str] = []
+        self.sections = 0
+        self.tokens = 0
+        self.seconds = 0.0
+        self.written = False
+        self.full = False
+
+    def __repr__(self) -> str:
+        return f"BuildReport({vars(self)!r})"
 
 
-@dataclass
 class _Old:
     """The live generation, as an incremental build uses it: its manifest's header and
     bytes, its search index's bytes and header, each doc file's raw digest and range of
     section numbers. What carrying files needs (``Carry``) is read from the bytes only
     when there is carrying to do."""
 
-    header: dict[str, Any]
-    manifest: bytes
-    sidecar: bytes
-    sidecar_head: dict[str, Any]
-    raw_digests: dict[str, str]
-    ranges: dict[str, tuple[int, int]]
-    count: int
-    tokens: int
+    def __init__(self, header: dict[str, Any], manifest: bytes, sidecar: bytes,
+                 sidecar_head: dict[str, Any], raw_digests: dict[str, str],
+                 ranges: dict[str, tuple[int, int]], count: int, tokens: int) -> None:
+        self.header = header
+        self.manifest = manifest
+        self.sidecar = sidecar
+        self.sidecar_head = sidecar_head
+        self.raw_digests = raw_digests
+        self.ranges = ranges
+        self.count = count
+        self.tokens = tokens
 
     def carry(self) -> Carry:
         """Sections and search index, located in the bytes (then released here); raises
@@ -141,8 +146,7 @@ class _Old:
         return Carry(sections, index)
 
 
-@dataclass
-class Carry:
+class Carry(NamedTuple):
     """What carrying unchanged files forward reads: the old sections (as text) and the
     old search index."""
 
@@ -459,7 +463,9 @@ def _without_reserved(scan: Scan, report: BuildReport) -> Scan:
     report.skipped.extend((f.path, "name reserved by the cache") for f in scan.files
                           if f.path.split("/", 1)[0] in RESERVED_NAMES)
     report.skipped.sort()
-    return dataclasses.replace(scan, files=kept)
+    from .sources import Scan
+
+    return Scan(kept, scan.skipped, scan.commit_hash)
 
 
 def _read_checked(live: Path, path: str, digest: str) -> bytes:

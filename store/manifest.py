@@ -10,7 +10,6 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -265,15 +264,15 @@ def _unescape(value: str) -> str:
     return json.loads(f'"{value}"') if "\\" in value else value
 
 
-@dataclass
 class ManifestSections:
     """The sections of a manifest this store wrote, located without decoding them: each
     one's JSON text span, and on demand the fields an incremental build needs (id, path,
     version, tokens). Only for a manifest whose digest the search index vouches for."""
 
-    data: bytes  # the whole manifest (sections are located in it, never copied out)
-    end: int  # where the sections array's text ends
-    starts: list[int]
+    def __init__(self, data: bytes, end: int, starts: list[int]) -> None:
+        self.data = data  # the whole manifest (sections are located in it, never copied)
+        self.end = end  # where the sections array's text ends
+        self.starts = starts
 
     @classmethod
     def parse(cls, data: bytes) -> ManifestSections | None:

@@ -38,7 +38,6 @@ import os
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -157,25 +156,30 @@ class IndexWriter:
             return path.read_bytes()
 
 
-@dataclass
 class SearchIndex:
     """A loaded sidecar. Postings are decoded per term, on demand."""
 
-    cache_version: str
-    analyzer: int
-    build_config: dict
-    count: int
-    avg: list[float]
-    kinds: str
-    dedup: list[str]
-    words: list[int]
-    lens: list[list[int]]
-    terms: dict[str, list[int]]
-    docs: memoryview
-    tfs: memoryview
-    manifest_digest: str = ""
-    files: memoryview = field(default_factory=lambda: memoryview(b"[]"), repr=False)
-    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    def __init__(
+        self, *, cache_version: str, analyzer: int, build_config: dict, count: int,
+        avg: list[float], kinds: str, dedup: list[str], words: list[int],
+        lens: list[list[int]], terms: dict[str, list[int]], docs: memoryview, tfs: memoryview,
+        manifest_digest: str = "", files: memoryview | None = None,
+    ) -> None:
+        self.cache_version = cache_version
+        self.analyzer = analyzer
+        self.build_config = build_config
+        self.count = count
+        self.avg = avg
+        self.kinds = kinds  # one code per section: r(oot), h(eading), p(art)
+        self.dedup = dedup
+        self.words = words
+        self.lens = lens
+        self.terms = terms
+        self.docs = docs
+        self.tfs = tfs
+        self.manifest_digest = manifest_digest
+        self.files = files if files is not None else memoryview(b"[]")
+        self.memo: dict[Any, Any] = {}  # what resolve derives once (not part of the bytes)
 
     @staticmethod
     def head(data: bytes) -> dict[str, Any]:
