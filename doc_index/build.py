@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from .store.index_store import BuildReport, IndexStore
+from .store.index_store import BuildReport, IndexStore, warm_worker
 from .store.sources import scan_directory
 
 _GIT_PREFIXES = ("http://", "https://", "ssh://", "git://", "file://", "git@")
@@ -47,9 +47,15 @@ def run_build(source: str, root: Path, *, name: str | None = None, ref: str | No
             return 6
         directory = directory.resolve()
         repo_name = name or directory.name
-        scan = scan_directory(directory, max_bytes=max_bytes)
-        report = store.update_index(f"local-{repo_name}", "local", repo_name, scan, full=full,
-                                    progress=progress)
+        key = f"local-{repo_name}"
+        warm = warm_worker(store, key, full)  # imports the parsers during the walk
+        try:
+            scan = scan_directory(directory, max_bytes=max_bytes)
+            report = store.update_index(key, "local", repo_name, scan, full=full,
+                                        progress=progress, warm=warm)
+        finally:
+            if warm is not None:
+                warm.close()
     if progress is not None:
         sys.stderr.write("\r\033[K")
     print_summary(report, time.perf_counter() - started)

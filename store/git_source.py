@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..indexer.formats import is_doc_path
-from .index_store import BuildReport, IndexStore, Progress
+from .index_store import BuildReport, IndexStore, Progress, warm_worker
 from .lock import BuildLock
 from .sources import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile
 
@@ -467,11 +467,17 @@ def build_from_git(
     incremental reindex (fetch, resolve, parse only blobs the cache does not have)."""
     remote = parse_remote(source)
     cache_name = check_name(name) if name is not None else remote.name
+    key = f"{remote.owner}-{cache_name}"
     env = git_env()
-    with open_clone(remote, ref, env) as (repo, commit):
-        scan = scan_commit(repo, commit, max_bytes, env)
-        return store.update_index(f"{remote.owner}-{cache_name}", remote.owner, cache_name,
-                                  scan, full=full, progress=progress)
+    warm = warm_worker(store, key, full)  # imports the parsers while git fetches
+    try:
+        with open_clone(remote, ref, env) as (repo, commit):
+            scan = scan_commit(repo, commit, max_bytes, env)
+            return store.update_index(key, remote.owner, cache_name, scan, full=full,
+                                      progress=progress, warm=warm)
+    finally:
+        if warm is not None:
+            warm.close()
 
 
 __all__ = [

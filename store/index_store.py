@@ -55,7 +55,7 @@ from .search_index import KIND_NAMES, IndexWriter, SearchIndex
 if TYPE_CHECKING:  # the resolve path imports this module: keep it light
     from collections.abc import Iterator
 
-    from .parallel import Job
+    from .parallel import Job, WarmWorker
     from .sources import Scan
 
     Parsed = Iterator[tuple[str, ParsedFile | str]]
@@ -152,6 +152,21 @@ class Carry(NamedTuple):
 
     sections: ManifestSections
     index: SearchIndex
+
+
+def warm_worker(store: IndexStore, key: str, full: bool) -> WarmWorker | None:
+    """A parse worker forked now, when the build of ``key`` will likely be incremental
+    (the cache exists): it imports the parsers while the build reads the source."""
+    if full:
+        return None
+    try:
+        if not (store.cache_dir(key) / MANIFEST_NAME).is_file():
+            return None
+    except (InvalidCacheKey, OSError):
+        return None
+    from .parallel import WarmWorker
+
+    return WarmWorker()
 
 
 class _Untrusted(Exception):
@@ -265,9 +280,10 @@ class IndexStore:
 
     def update_index(
         self, key: str, owner: str, name: str, scan: Scan, *, full: bool = False,
-        progress: Progress | None = None,
+        progress: Progress | None = None, warm: WarmWorker | None = None,
     ) -> BuildReport:
-        """Build or incrementally update the cache ``key`` from ``scan``."""
+        """Build or incrementally update the cache ``key`` from ``scan``. ``warm``: a parse
+        worker forked when the build started (used for a few changed files, else closed)."""
         started = time.perf_counter()
         report = BuildReport(key=key, cache_dir=self.cache_dir(key), skipped=list(scan.skipped))
         scan = _without_reserved(scan, report)
@@ -291,7 +307,10 @@ class IndexStore:
             staging = commit_mod.new_staging_dir(self.root, key)
             # The changed files start parsing now, while the old generation is checked
             # and its unchanged files are carried over.
-            parsed = parse_files(jobs, staging, background=bool(seen and report.unchanged))
+            parsed = parse_files(jobs, staging, background=bool(seen and report.unchanged),
+                                 warm=warm)
+            if warm is not None:
+                warm.close()  # unless parse_files took it
             try:
                 old = self._load_old(key, *seen) if seen else None
                 untrusted = seen is not None and old is None

@@ -26,8 +26,18 @@ Job = tuple[str, Callable[[], bytes], int]  # (path, read, size)
 
 
 def write_raw(staging: Path, path: str, raw: bytes) -> None:
+    """Write a raw file under ``staging``, creating the folders below it one by one: a
+    worker that outlives its build never recreates a staging directory a later build
+    cleaned up (its mkdir or open fails instead)."""
     target = staging / path
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.parent.is_dir():
+        here = staging
+        for part in path.split("/")[:-1]:
+            here = here / part
+            try:
+                os.mkdir(here)
+            except FileExistsError:
+                pass
     with open(target, "wb") as fh:
         fh.write(raw)
 
@@ -54,14 +64,19 @@ def _worker_count(jobs: list[Job]) -> int:
 
 
 def parse_files(jobs: list[Job], staging: Path, *, background: bool = False,
-                ) -> Iterator[tuple[str, ParsedFile | str]]:
+                warm: WarmWorker | None = None) -> Iterator[tuple[str, ParsedFile | str]]:
     """Yield ``(path, ParsedFile or skip reason)`` for every job, in order.
 
     The bytes are read here (sources need not be fork-safe) and sent to a worker. With
     ``background``, a job list too small for the pool is parsed by a forked child that
-    starts at once (call this early and consume the results later)."""
+    starts at once (call this early and consume the results later): ``warm``, a worker
+    forked when the build started, if there is one."""
     workers = _worker_count(jobs)
     if workers == 0 and background and jobs and hasattr(os, "fork"):
+        if warm is not None:
+            results = warm.take(jobs, staging)
+            if results is not None:
+                return results
         return _parse_in_child(jobs, staging)
     return _parse_in_pool(jobs, staging, workers)
 
@@ -109,7 +124,6 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
 def _parse_in_child(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFile | str]]:
     """Fork one child that parses every job and streams the results back over a pipe;
     return the iterator over them (the child runs while the caller does other work)."""
-    import pickle
 
     data = [(path, _read(read)) for path, read, _ in jobs]
     rfd, wfd = os.pipe()
@@ -119,19 +133,108 @@ def _parse_in_child(jobs: list[Job], staging: Path) -> Iterator[tuple[str, Parse
         try:
             os.close(rfd)
             with open(wfd, "wb") as out:
-                for path, content in data:
-                    try:
-                        result: ParsedFile | str | BaseException = content if isinstance(
-                            content, str) else parse_one(path, content, str(staging))
-                    except Exception as exc:  # noqa: BLE001 (re-raised in the parent)
-                        result = exc
-                    pickle.dump((path, result), out, protocol=pickle.HIGHEST_PROTOCOL)
-                    out.flush()
+                _serve(data, str(staging), out)
             code = 0
         finally:
             os._exit(code)
     os.close(wfd)
     return _ChildResults(pid, open(rfd, "rb"), len(jobs))  # noqa: SIM115 (closed by close)
+
+
+def _serve(data: list[tuple[str, bytes | str]], staging: str, out: BinaryIO) -> None:
+    """In a parse child: parse each (path, bytes or skip reason), stream the results."""
+    import pickle
+
+    for path, content in data:
+        try:
+            result: ParsedFile | str | BaseException = content if isinstance(
+                content, str) else parse_one(path, content, staging)
+        except Exception as exc:  # noqa: BLE001 (re-raised in the parent)
+            result = exc
+        pickle.dump((path, result), out, protocol=pickle.HIGHEST_PROTOCOL)
+        out.flush()
+
+
+class WarmWorker:
+    """A parse child forked when a build starts, before it knows what changed: it imports
+    the parsers while the build imports the store, walks the source and reads the old
+    cache, then parses what ``take`` sends it (or exits when ``close``d unused). It is
+    forked before the build lock is taken and writes raw files only into a staging
+    directory that still exists (``write_raw``)."""
+
+    def __init__(self) -> None:
+        self._pid = 0
+        if not hasattr(os, "fork"):
+            return
+        jobs_r, jobs_w = os.pipe()
+        results_r, results_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            code = 1
+            try:
+                import pickle
+
+                os.close(jobs_w)
+                os.close(results_r)
+                _warm_markdown()
+                with open(jobs_r, "rb") as inp:
+                    order = pickle.load(inp)
+                with open(results_w, "wb") as out:
+                    _serve(order[1], order[0], out)
+                code = 0
+            except BaseException:  # noqa: BLE001, S110 (EOF: the build needed nothing)
+                pass
+            finally:
+                os._exit(code)
+        os.close(jobs_r)
+        os.close(results_w)
+        try:  # room for the job list, so that sending it does not wait for the imports
+            import fcntl
+
+            fcntl.fcntl(jobs_w, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+        except OSError:
+            pass
+        self._pid, self._jobs, self._results = pid, jobs_w, results_r
+
+    def take(self, jobs: list[Job], staging: Path) -> _ChildResults | None:
+        """Send ``jobs`` to the worker; its results in order (None if it is gone)."""
+        import pickle
+
+        if self._pid == 0:
+            return None
+        data = [(path, _read(read)) for path, read, _ in jobs]
+        out = open(self._jobs, "wb")  # noqa: SIM115 (closed below)
+        self._jobs = -1
+        try:
+            with out:
+                pickle.dump((str(staging), data), out, protocol=pickle.HIGHEST_PROTOCOL)
+        except OSError:  # the worker is gone
+            self.close()
+            return None
+        pid, self._pid = self._pid, 0
+        return _ChildResults(pid, open(self._results, "rb"), len(jobs))  # noqa: SIM115
+
+    def close(self) -> None:
+        """Stop and reap the worker if ``take`` did not hand it work."""
+        if self._pid == 0:
+            return
+        for fd in (self._jobs, self._results):
+            if fd >= 0:
+                os.close(fd)
+        try:
+            os.kill(self._pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self._pid, 0)
+        self._pid = 0
+
+
+def _warm_markdown() -> None:
+    from ..indexer.document import index_file  # noqa: F401 (imported for what follows)
+    from ..indexer.markdown import _block_parser, _inline_parser
+
+    _block_parser()
+    _inline_parser()
 
 
 class _ChildResults:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
 from conftest import build, cache_files, without_indexed_at, write_tree
 from doc_index.store.index_store import IndexStore
 from doc_index.store.manifest import MANIFEST_NAME
@@ -103,3 +104,29 @@ def test_incremental_build_after_damage_is_full(tmp_path: Path) -> None:
     report = IndexStore(root).update_index("local-x", "local", "x", scan_directory(docs))
     assert report.full and report.written
     assert without_indexed_at(cache_files(cache)) == good
+
+
+def test_warm_worker_parses_what_it_is_sent_and_leaves_nothing(tmp_path: Path) -> None:
+    from doc_index.store.parallel import WarmWorker
+
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    worker = WarmWorker()
+    results = worker.take([("docs/a.md", lambda: b"# A\r\n\ntext\n", 12)], staging)
+    assert results is not None
+    [(path, parsed)] = list(results)
+    assert path == "docs/a.md" and not isinstance(parsed, str)
+    assert [s.title for s in parsed.sections] == ["A"]
+    assert (staging / "docs" / "a.md").read_bytes() == b"# A\n\ntext\n"
+    worker.close()  # already handed over: nothing to do
+
+    unused = WarmWorker()
+    unused.close()  # killed and reaped
+    assert unused.take([], staging) is None
+
+    gone = WarmWorker()  # its build's staging directory was cleaned up meanwhile
+    results = gone.take([("deep/b.md", lambda: b"# B\n", 4)], tmp_path / "cleaned")
+    assert results is not None
+    with pytest.raises(FileNotFoundError):
+        list(results)
+    assert not (tmp_path / "cleaned").exists()
