@@ -535,7 +535,8 @@ def _restart(report: BuildReport, scan: Scan) -> None:
     """Reset ``report`` for a full build of ``scan`` after an incremental one gave up."""
     report.added = [f.path for f in scan.files]
     report.changed, report.removed, report.unchanged, report.parsed = [], [], [], []
-    report.skipped = [s for s in report.skipped if s[0] not in set(report.added)]
+    added = set(report.added)
+    report.skipped = [s for s in report.skipped if s[0] not in added]
     report.tokens = 0
 
 

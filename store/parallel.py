@@ -124,21 +124,10 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
 def _parse_in_child(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFile | str]]:
     """Fork one child that parses every job and streams the results back over a pipe;
     return the iterator over them (the child runs while the caller does other work)."""
-
-    data = [(path, _read(read)) for path, read, _ in jobs]
-    rfd, wfd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        code = 1
-        try:
-            os.close(rfd)
-            with open(wfd, "wb") as out:
-                _serve(data, str(staging), out)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(wfd)
-    return _ChildResults(pid, open(rfd, "rb"), len(jobs))  # noqa: SIM115 (closed by close)
+    results = WarmWorker().take(jobs, staging)
+    if results is None:
+        raise ChildProcessError("the parse worker died")
+    return results
 
 
 def _serve(data: list[tuple[str, bytes | str]], staging: str, out: BinaryIO) -> None:

@@ -46,7 +46,6 @@ DIGEST_BYTES = 32  # the sha256 trailer: damage anywhere in the file is cache_in
 KIND_CODES = {"root": "r", "heading": "h", "part": "p"}
 KIND_NAMES = {v: k for k, v in KIND_CODES.items()}
 DROPPED = 0xFFFFFFFF  # a remapped posting whose section is gone
-_DROPPED_BYTES = b"\xff\xff\xff\xff"
 _REMAP_CHUNK = 1 << 16  # postings remapped per step (bounds the temporary lists)
 
 
@@ -240,11 +239,6 @@ class SearchIndex:
         start, df = entry
         return (_from_u32(self.docs[4 * start : 4 * (start + df)]),
                 _from_u32(self.tfs[4 * start : 4 * (start + df)]))
-
-    def doc_files(self) -> list[list[Any]]:
-        """The files region: per doc file in manifest order, [sha256 hex of its raw bytes,
-        its number of sections]."""
-        return json.loads(bytes(self.files))
 
 
 def _fresh_postings(
