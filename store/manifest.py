@@ -14,6 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .safe_paths import path_problem
+
 MANIFEST_NAME = "manifest.json"
 SEARCH_INDEX_NAME = "search.idx"
 
@@ -187,9 +189,9 @@ SECTION_TYPES: dict[str, type] = {
 
 
 def is_relative_path(path: str) -> bool:
-    """A repo-relative POSIX path that stays inside the cache directory."""
-    parts = path.split("/")
-    return "\0" not in path and all(p not in ("", ".", "..") for p in parts)
+    """A repo-relative POSIX path that stays inside the cache directory
+    (``safe_paths.path_problem``: the one check for paths from a source)."""
+    return path_problem(path) is None
 
 
 def check_sections(manifest: dict[str, Any]) -> str | None:
