@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
+from .cache_files import read_regular
 from .errors import ContextError
 from .v0_selection import V0Document
 
@@ -97,16 +98,18 @@ def compute_cache_version(entries: list[tuple[str, str]]) -> str:
 # --- loading -----------------------------------------------------------------------------
 
 
-def load_v0_cache(cache_dir: Path, manifest: Any) -> V0Cache:
+def load_v0_cache(dir_fd: int, manifest: Any) -> V0Cache:
     """Verify a parsed v0 ``manifest`` and load every document it lists.
 
-    All five manifest fields are required with their types (unknown fields ignored,
+    ``dir_fd`` is an open handle on the cache directory; the documents are read relative
+    to it (``cache_files.read_regular``, symlinks followed as in the reference). All five
+    manifest fields are required with their types (unknown fields ignored,
     ``build_config.version`` not checked); each document file must exist inside the cache,
     parse, carry the entry's id, and hash (sha256 of its content) to the entry's version.
-    Anything else is ``cache_invalid``; an unreadable file is ``io_error``.
+    Anything else is ``cache_invalid``; an unreadable or special file is ``io_error``.
     """
     entries = _manifest_entries(manifest)
-    documents = [_load_document(cache_dir, *entry) for entry in entries]
+    documents = [_load_document(dir_fd, *entry) for entry in entries]
     return V0Cache(manifest["cache_version"], documents)
 
 
@@ -154,13 +157,13 @@ def _is_rfc3339(value: Any) -> bool:
     return True
 
 
-def _load_document(cache_dir: Path, doc_id: str, version: str, file: str) -> V0Document:
+def _load_document(dir_fd: int, doc_id: str, version: str, file: str) -> V0Document:
     relative = PurePosixPath(file)
     if relative.is_absolute() or ".." in relative.parts or "\\" in file or not relative.parts:
         raise ContextError("cache_invalid")
     try:
-        data = (cache_dir / relative).read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        data = read_regular(dir_fd, "/".join(relative.parts), follow_symlinks=True)
+    except (FileNotFoundError, NotADirectoryError):
         raise ContextError("cache_invalid") from None
     except OSError:
         raise ContextError("io_error") from None
