@@ -89,3 +89,49 @@ def test_inspect_of_a_fifo_manifest_is_not_valid_not_a_hang(root: Path) -> None:
         response = srv.recv(timeout=SAFETY_S)
         assert json.loads(result_text(response))["valid"] is False
         srv.close(timeout=SAFETY_S)
+
+
+# item 10: every request read before EOF is answered ----------------------------------
+
+# The server, with every tool call held until the reader has seen stdin's EOF: all the
+# requests are then still queued when the drain starts, on any machine. ``DRAIN_TIMEOUT_S``
+# was the old transport's wall-clock limit on that drain; setting it to zero stands for a
+# machine too slow for any fixed limit (the transport must have none: then it is unused).
+GATED_SERVER = """
+import queue, sys, threading
+from doc_index.server import mcp_server, mcp_transport, mcp_wire, tools
+mcp_transport.DRAIN_TIMEOUT_S = 0.0
+eof_read = threading.Event()
+class Inbox(queue.SimpleQueue):
+    def put(self, item, block=True, timeout=None):
+        if item is mcp_wire.EOF:
+            eof_read.set()
+        super().put(item, block, timeout)
+mcp_server.queue = type("queue", (), {"SimpleQueue": Inbox})
+real_resolve = tools.resolve
+def held_resolve(*args, **kwargs):
+    eof_read.wait()
+    return real_resolve(*args, **kwargs)
+tools.resolve = held_resolve
+sys.exit(mcp_server.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("cache", [KEY, "minimal"])
+def test_500_queued_resolves_are_all_answered_after_eof(root: Path, cache: str) -> None:
+    count = 500
+    calls = [
+        tool_call(i, "context.resolve", {"cache": cache, "query": f"retry guide {i}",
+                                         "budget": 100})
+        for i in range(1, count + 1)
+    ]
+    with RawServer([sys.executable, "-c", GATED_SERVER, "--root", str(root)]) as srv:
+        srv.send(initialize(), *calls)
+        responses = srv.close(timeout=SAFETY_S)  # reads until EOF, then the exit
+    ids = [r["id"] for r in responses]
+    assert sorted(ids) == list(range(count + 1)), f"{len(ids)} answers"  # each id once
+    answers = [r for r in responses if r["id"] != 0]
+    assert all("error" not in r and "isError" not in r["result"] for r in answers), [
+        r for r in answers if "error" in r or r["result"].get("isError")
+    ][:3]
+    assert srv.proc.returncode == 0
