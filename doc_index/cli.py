@@ -36,8 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--name", help="cache name (default: the directory or repository name)")
     build.add_argument("--ref", help="git only: the branch, tag or commit to index")
     build.add_argument("--full", action="store_true", help="re-parse every file")
-    build.add_argument("--max-file-bytes", type=int, default=10 * 1024 * 1024,
-                       help="skip files larger than this (default 10 MB)")
+    build.add_argument("--max-file-bytes", type=_file_bytes, default=10 * 1024 * 1024,
+                       help="skip files larger than this (default 10 MB, at most 1 GiB)")
 
     sub.add_parser("list", parents=[common], help="list the caches under the root")
     inspect = sub.add_parser("inspect", parents=[common], help="inspect a cache")
@@ -58,6 +58,22 @@ def _parser() -> argparse.ArgumentParser:
     hook.add_argument("action", choices=("install", "uninstall"))
     hook.add_argument("repo", nargs="?", default=".", help="a git checkout (default: .)")
     return parser
+
+
+def _file_bytes(text: str) -> int:
+    """``--max-file-bytes``: an integer in [1, MAX_RAW_FILE_BYTES], else a usage error (0
+    or less would skip every file; more than a manifest may describe is refused)."""
+    from .store.manifest import MAX_RAW_FILE_BYTES
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 1 <= value <= MAX_RAW_FILE_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"{text} is out of range: use 1 to {MAX_RAW_FILE_BYTES} bytes"
+        )
+    return value
 
 
 def _root(args: argparse.Namespace) -> Path:

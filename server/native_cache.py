@@ -61,11 +61,14 @@ class NativeCache:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                 raise ContextError("cache_invalid", "raw file is a symlink") from None
             raise
+        end = section["byte_offset"] + section["byte_length"]
         try:
-            data = os.pread(fd, section["byte_length"], section["byte_offset"])
+            # A section past the end of its file is damage: never size a read from it.
+            beyond = end > os.fstat(fd).st_size
+            data = b"" if beyond else os.pread(fd, section["byte_length"], section["byte_offset"])
         finally:
             os.close(fd)
-        if "sha256:" + hashlib.sha256(data).hexdigest() != section["version"]:
+        if beyond or "sha256:" + hashlib.sha256(data).hexdigest() != section["version"]:
             if self.replaced():
                 raise CacheReplaced
             detail = f"section {section['id']} does not match its version"

@@ -1,7 +1,9 @@
-"""Issue 11, server side: a cache changed under a running server, a flood of requests.
+"""Issue 11, items 9, 10, 11, 13, 14: a cache changed under a running server, a flood of
+requests, out-of-range numbers, control characters in names, ``context build --force``.
 
-Real ``doc-index serve`` processes on real pipes (``tests/mcp_support.py``). Every wait is
-for an event (a response line, EOF); the timeouts are safety nets only.
+Real ``doc-index serve`` processes on real pipes (``tests/mcp_support.py``) and real CLI
+processes. Every wait is for an event (a response line, EOF, an exit); the timeouts are
+safety nets only.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import build, write_tree
+from conftest import build, run_cli, write_tree
 from mcp_support import RawServer, error_text, initialize, make_root, result_text, tool_call
 
 SAFETY_S = 120.0
@@ -135,3 +137,39 @@ def test_500_queued_resolves_are_all_answered_after_eof(root: Path, cache: str) 
         r for r in answers if "error" in r or r["result"].get("isError")
     ][:3]
     assert srv.proc.returncode == 0
+
+
+# item 11: numbers out of range ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [str(10**30), "-1", "0", str((1 << 30) + 1)])
+def test_max_file_bytes_out_of_range_is_a_usage_error(tmp_path: Path, value: str) -> None:
+    source = write_tree(tmp_path / "src", TREE)
+    proc = run_cli("build", str(source), "--root", str(tmp_path / "root"),
+                   f"--max-file-bytes={value}")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == b""
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines
+    assert value in lines[0] and f"1 to {1 << 30}" in lines[0], lines
+    assert not (tmp_path / "root" / KEY).exists()
+
+
+@pytest.mark.parametrize("byte_length", [10**30, 1 << 40, "beyond"])
+def test_absurd_byte_length_in_a_manifest_is_cache_invalid(
+    tmp_path: Path, byte_length: int | str
+) -> None:
+    root = tmp_path / "root"
+    build(write_tree(tmp_path / "src", TREE), root, name="src")
+    manifest_path = root / KEY / "manifest.json"
+    manifest = json.loads(manifest_path.read_bytes())
+    for section in manifest["sections"]:
+        raw_size = (root / KEY / section["file"]).stat().st_size
+        section["byte_length"] = raw_size + 1 if byte_length == "beyond" else byte_length
+    manifest_path.write_text(json.dumps(manifest))
+    proc = run_cli("resolve", KEY, "retry timeout", "--root", str(root))
+    assert (proc.returncode, proc.stdout) == (5, b""), proc.stderr
+    assert proc.stderr == b"error: Cache exists but is invalid\n"
+    # The next build repairs the damage.
+    assert run_cli("build", str(tmp_path / "src"), "--root", str(root)).returncode == 0
+    assert run_cli("resolve", KEY, "retry timeout", "--root", str(root)).returncode == 0
