@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import __version__
+from .printable import printable
 
 EXIT_USAGE = 1
 
@@ -108,19 +109,20 @@ def main(argv: list[str] | None = None) -> int:
         from .store.index_store import InvalidCacheKey
 
         if isinstance(exc, InvalidCacheKey):
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {printable(str(exc))}", file=sys.stderr)
             return EXIT_USAGE
         if isinstance(exc, OSError):
             print(f"error: {_os_message(exc)}", file=sys.stderr)
             return 6
-        print(f"error: internal error ({type(exc).__name__}: {exc})", file=sys.stderr)
+        print(f"error: internal error ({type(exc).__name__}: {printable(str(exc))})",
+              file=sys.stderr)
         return 7
 
 
 def _os_message(exc: OSError) -> str:
-    parts = [exc.strerror or str(exc)]
+    parts = [printable(exc.strerror or str(exc))]
     if exc.filename:
-        parts.append(str(exc.filename))
+        parts.append(printable(str(exc.filename)))
     return ": ".join(parts)
 
 
@@ -149,7 +151,7 @@ def _delete(root: Path, name: str) -> int:
     from .server.errors import ContextError
     from .store.index_store import IndexStore
 
-    shown = name if name.isprintable() else ascii(name)  # one line, whatever the name holds
+    shown = printable(name)  # one line, whatever the name holds
     try:
         resolve_cache_name(root, name)
     except ContextError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -173,3 +174,40 @@ def test_absurd_byte_length_in_a_manifest_is_cache_invalid(
     # The next build repairs the damage.
     assert run_cli("build", str(tmp_path / "src"), "--root", str(root)).returncode == 0
     assert run_cli("resolve", KEY, "retry timeout", "--root", str(root)).returncode == 0
+
+
+# item 13: control characters in names are escaped in every printed line -------------
+
+HOSTILE = "\x1b]0;owned\x07\x1b[2J\r\x85\u2028\x7f"
+
+
+def _raw_controls(data: bytes) -> list[str]:
+    text = data.decode("utf-8", "replace")
+    return [hex(ord(c)) for c in text if c != "\n" and not c.isprintable()]
+
+
+def test_names_with_control_characters_are_escaped_in_the_build_output(tmp_path: Path) -> None:
+    source = write_tree(tmp_path / "src", {
+        f"good{HOSTILE}.md": "# Good\n\nzebra text\n",
+        f"skipped{HOSTILE}.md": bytes(range(256)) * 8,  # binary: skipped, so listed
+    })
+    root = tmp_path / f"root{HOSTILE}"
+    proc = run_cli("build", str(source), "--root", str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert _raw_controls(proc.stderr) == [], proc.stderr
+    assert b"skipped 'skipped\\x1b]0;owned" in proc.stderr, proc.stderr  # escaped, listed
+    assert b"\\x1b" in proc.stderr.split(b"\n")[0]  # the cache_dir on the first line
+    for args in (["delete", f"x{HOSTILE}"], ["build", str(tmp_path / f"none{HOSTILE}")]):
+        proc = run_cli(*args, "--root", str(root))
+        assert proc.returncode != 0 and proc.stderr.count(b"\n") == 1, proc.stderr
+        assert _raw_controls(proc.stderr) == [], proc.stderr
+
+
+def test_hook_install_lines_escape_control_characters(tmp_path: Path) -> None:
+    # ESC, BEL, DEL only: git_hooks reads git's answers with str.splitlines, which a CR,
+    # NEL or U+2028 in the path would split (a failure to install, not an injection).
+    repo = tmp_path / "repo\x1b]0;owned\x07\x1b[2J\x7f"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=SAFETY_S)
+    proc = run_cli("hook", "install", str(repo), "--root", str(tmp_path / "root"))
+    assert proc.returncode == 0, proc.stderr
+    assert b"\\x1b" in proc.stderr and _raw_controls(proc.stderr) == [], proc.stderr
