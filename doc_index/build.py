@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from .printable import printable
 from .store.index_store import BuildReport, IndexStore, warm_worker
 from .store.sources import scan_directory
 
@@ -38,12 +39,13 @@ def run_build(source: str, root: Path, *, name: str | None = None, ref: str | No
         except GitSourceError as exc:
             if progress is not None:
                 sys.stderr.write("\r\033[K")
-            print(f"error: {exc.message}", file=sys.stderr)
+            print(f"error: {printable(exc.message)}", file=sys.stderr)
             return exc.exit_code
     else:
         directory = Path(source)
         if not directory.is_dir():
-            print(f"error: not a directory or git repository: {source}", file=sys.stderr)
+            print(f"error: not a directory or git repository: {printable(source)}",
+                  file=sys.stderr)
             return 6
         directory = directory.resolve()
         repo_name = name or directory.name
@@ -67,7 +69,7 @@ def print_summary(report: BuildReport, seconds: float) -> None:
     out = sys.stderr
     state = "built" if report.written else "up to date"
     kind = " (full)" if report.full and report.written else ""
-    print(f"{report.key}: {state}{kind} -> {report.cache_dir}", file=out)
+    print(f"{printable(report.key)}: {state}{kind} -> {printable(report.cache_dir)}", file=out)
     print(
         f"  files: {len(report.added)} added, {len(report.changed)} changed, "
         f"{len(report.removed)} removed, {len(report.unchanged)} unchanged, "
@@ -75,7 +77,7 @@ def print_summary(report: BuildReport, seconds: float) -> None:
         file=out,
     )
     for path, reason in report.skipped[:20]:
-        print(f"  skipped {path}: {reason}", file=out)
+        print(f"  skipped {printable(path)}: {printable(reason)}", file=out)
     if len(report.skipped) > 20:
         print(f"  ... and {len(report.skipped) - 20} more skipped", file=out)
     print(f"  sections: {report.sections} ({report.tokens} tokens)", file=out)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import __version__
+from .printable import printable
 
 EXIT_USAGE = 1
 
@@ -36,8 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--name", help="cache name (default: the directory or repository name)")
     build.add_argument("--ref", help="git only: the branch, tag or commit to index")
     build.add_argument("--full", action="store_true", help="re-parse every file")
-    build.add_argument("--max-file-bytes", type=int, default=10 * 1024 * 1024,
-                       help="skip files larger than this (default 10 MB)")
+    build.add_argument("--max-file-bytes", type=_file_bytes, default=10 * 1024 * 1024,
+                       help="skip files larger than this (default 10 MB, at most 1 GiB)")
 
     sub.add_parser("list", parents=[common], help="list the caches under the root")
     inspect = sub.add_parser("inspect", parents=[common], help="inspect a cache")
@@ -58,6 +59,22 @@ def _parser() -> argparse.ArgumentParser:
     hook.add_argument("action", choices=("install", "uninstall"))
     hook.add_argument("repo", nargs="?", default=".", help="a git checkout (default: .)")
     return parser
+
+
+def _file_bytes(text: str) -> int:
+    """``--max-file-bytes``: an integer in [1, MAX_RAW_FILE_BYTES], else a usage error (0
+    or less would skip every file; more than a manifest may describe is refused)."""
+    from .store.manifest import MAX_RAW_FILE_BYTES
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 1 <= value <= MAX_RAW_FILE_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"{text} is out of range: use 1 to {MAX_RAW_FILE_BYTES} bytes"
+        )
+    return value
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -92,19 +109,20 @@ def main(argv: list[str] | None = None) -> int:
         from .store.index_store import InvalidCacheKey
 
         if isinstance(exc, InvalidCacheKey):
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {printable(str(exc))}", file=sys.stderr)
             return EXIT_USAGE
         if isinstance(exc, OSError):
             print(f"error: {_os_message(exc)}", file=sys.stderr)
             return 6
-        print(f"error: internal error ({type(exc).__name__}: {exc})", file=sys.stderr)
+        print(f"error: internal error ({type(exc).__name__}: {printable(str(exc))})",
+              file=sys.stderr)
         return 7
 
 
 def _os_message(exc: OSError) -> str:
-    parts = [exc.strerror or str(exc)]
+    parts = [printable(exc.strerror or str(exc))]
     if exc.filename:
-        parts.append(str(exc.filename))
+        parts.append(printable(str(exc.filename)))
     return ": ".join(parts)
 
 
@@ -133,7 +151,7 @@ def _delete(root: Path, name: str) -> int:
     from .server.errors import ContextError
     from .store.index_store import IndexStore
 
-    shown = name if name.isprintable() else ascii(name)  # one line, whatever the name holds
+    shown = printable(name)  # one line, whatever the name holds
     try:
         resolve_cache_name(root, name)
     except ContextError:

@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from .printable import printable
 from .server import tools
 from .server.cache_paths import resolve_cache_name
 
@@ -19,10 +20,11 @@ def main(argv: list[str]) -> int:
     out = tools.resolve(resolve_cache_name(root, name), query, budget)
     result = json.loads(out)
     sel = result["selection"]
-    print(f'query: "{query}"  cache: {name}  budget: {budget}')
+    print(f'query: "{printable(query)}"  cache: {printable(name)}  budget: {budget}')
     for doc in result["documents"]:
         first = doc["content"].strip().splitlines()[0][:60] if doc["content"].strip() else ""
-        print(f"  {doc['score']:.3f}  {doc['tokens']:>5} tok  {doc['id']:<48} {first}")
+        print(f"  {doc['score']:.3f}  {doc['tokens']:>5} tok  {printable(doc['id']):<48} "
+              f"{printable(first)}")
     print(
         f"  -> {sel['documents_selected']} selected, {sel['documents_excluded_by_budget']} "
         f"did not fit, {sel['tokens_used']}/{budget} tokens, {sel['documents_considered']} "

@@ -13,8 +13,9 @@ of a directory strictly inside the root, or raises ``ContextError("cache_missing
   a symlink anywhere in the tree must resolve inside the root, and a regular file must
   have exactly one hard link: a second link may be a name outside the root (a file
   smuggled in), and the store never makes hard links (it copies unchanged raw files into
-  a new generation). A FIFO, socket or device node in the tree is ``io_error``: reading
-  one could block forever or never end.
+  a new generation). File types are not judged here: the walk runs once per cache
+  generation, so a FIFO or device swapped in later would pass it; every read opens its
+  file with ``cache_files.open_regular``, which refuses anything but a regular file.
 
 Paths outside the root are never opened: symlink targets are only compared as strings,
 so the error code does not depend on what exists outside the root. A permission error
@@ -117,10 +118,7 @@ def _check_entry(root_real: str, entry: os.DirEntry[str]) -> list[str]:
 
 
 def _check_links(st: os.stat_result) -> None:
-    if not stat.S_ISREG(st.st_mode):
-        # A FIFO or device would block or never end when read: refuse it unread.
-        raise ContextError("io_error", "special file in cache")
-    if st.st_nlink > 1:
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
         raise ContextError("cache_missing", "hard-linked file in cache")
 
 

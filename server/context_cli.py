@@ -5,6 +5,10 @@
     context list-caches --root DIR
     context build --sources DIR --cache DIR [--force]
 
+``--force`` replaces an existing Context Engine cache only; any other existing path
+(a directory without a v0 ``manifest.json``, a file, a symlink) is refused with exit 6
+and one ``error:`` line naming it, and left as it was.
+
 Success: the tool's bytes on stdout, exit 0; stdout and ``--query`` are UTF-8 whatever
 the locale. Failure: one stderr line ``error: <message>``, nothing on stdout, the exit
 code of ``errors.py`` (usage errors 1). Never a traceback.

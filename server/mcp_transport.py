@@ -4,9 +4,11 @@ This replaces ``mcp.server.stdio.stdio_server`` and fixes what it does as shippe
 (mcp 2.3.0):
 
 - at stdin EOF the SDK cancels the requests still being handled and answers them
-  ``-32000 Connection closed``; here EOF is held back from the SDK until every request
-  forwarded to it has been answered (or cancelled by the client), so each request read
-  before stdin closed gets its real response;
+  ``-32000 Connection closed`` (and one whose answer was being written gets none); here
+  EOF is held back from the SDK until every request forwarded to it has been answered
+  (or cancelled by the client), however long that takes, so each request read before
+  stdin closed gets its real response. There is no wall-clock limit on that drain: a
+  limit turned a long queue (500 slow resolves) into dropped answers;
 - an unparseable line is dropped silently by the SDK; here it gets ``-32700`` (sent by
   the reader) and a message that is JSON but not JSON-RPC gets ``-32600``, with the
   request's id when it has a valid one, else id null;
@@ -46,8 +48,6 @@ from .mcp_wire import (
 logger = logging.getLogger("doc_index.server.mcp")
 
 INTERNAL_ERROR = -32603
-DRAIN_TIMEOUT_S = 120.0
-"""After stdin EOF, how long to wait for the answers still being computed."""
 INLINE_WRITE_BYTES = 64 * 1024
 """Larger frames are written from a worker thread so a slow reader never stalls the loop."""
 
@@ -135,11 +135,9 @@ class StdioBridge:
         await self._write(error_frame(request_id_of(message), INVALID_REQUEST, "Invalid Request"))
 
     async def _drain(self) -> None:
+        """Wait until every request read before EOF is answered: no time limit (see above)."""
         self._check_drained()
-        with anyio.move_on_after(DRAIN_TIMEOUT_S) as scope:
-            await self.drained.wait()
-        if scope.cancelled_caught:
-            logger.warning("stdin closed; gave up waiting for %d answers", self._pending())
+        await self.drained.wait()
 
     def _pending(self) -> int:
         return sum(n for key, n in self.outstanding.items() if key not in self.cancelled)

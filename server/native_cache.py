@@ -20,39 +20,8 @@ from typing import Any
 from ..store.index_store import CURRENT_INDEX_VERSION
 from ..store.manifest import MANIFEST_NAME, SEARCH_INDEX_NAME, check_manifest, check_sections
 from ..store.search_index import SearchIndex
+from .cache_files import open_regular, read_regular
 from .errors import CacheReplaced, ContextError
-
-
-def _read_at(dir_fd: int, name: str) -> bytes:
-    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
-    try:
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _open_beneath(dir_fd: int, relpath: str) -> int:
-    """Open ``relpath`` under ``dir_fd`` without following any symlink or leaving the tree."""
-    parts = relpath.split("/")
-    if not parts or any(p in ("", ".", "..") for p in parts) or "\0" in relpath:
-        raise ContextError("cache_invalid", f"bad path in manifest: {relpath!r}")
-    current = dir_fd
-    try:
-        for part in parts[:-1]:
-            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=current)
-            if current != dir_fd:
-                os.close(current)
-            current = nxt
-        return os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=current)
-    finally:
-        if current != dir_fd:
-            os.close(current)
 
 
 @dataclass
@@ -82,7 +51,7 @@ class NativeCache:
         """The text of section ``i``, checked against its version."""
         section = self.sections[i]
         try:
-            fd = _open_beneath(self.dir_fd, section["file"])
+            fd = open_regular(self.dir_fd, section["file"])
         except FileNotFoundError:
             # Gone from the generation we hold: a rebuild swapped it, or the cache is damaged.
             if self.replaced():
@@ -92,13 +61,14 @@ class NativeCache:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                 raise ContextError("cache_invalid", "raw file is a symlink") from None
             raise
+        end = section["byte_offset"] + section["byte_length"]
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise ContextError("cache_invalid", "raw file is not a regular file")
-            data = os.pread(fd, section["byte_length"], section["byte_offset"])
+            # A section past the end of its file is damage: never size a read from it.
+            beyond = end > os.fstat(fd).st_size
+            data = b"" if beyond else os.pread(fd, section["byte_length"], section["byte_offset"])
         finally:
             os.close(fd)
-        if "sha256:" + hashlib.sha256(data).hexdigest() != section["version"]:
+        if beyond or "sha256:" + hashlib.sha256(data).hexdigest() != section["version"]:
             if self.replaced():
                 raise CacheReplaced
             detail = f"section {section['id']} does not match its version"
@@ -145,7 +115,7 @@ def load_native_cache(cache_dir: Path, manifest_bytes: bytes | None = None) -> N
         raise ContextError("cache_missing") from None
     try:
         st = os.fstat(dir_fd)
-        data = _read_at(dir_fd, MANIFEST_NAME)
+        data = read_regular(dir_fd, MANIFEST_NAME)
         man_st = os.stat(MANIFEST_NAME, dir_fd=dir_fd)
         identity = (st.st_dev, st.st_ino, man_st.st_ino, man_st.st_size, man_st.st_mtime_ns)
         try:
@@ -158,7 +128,7 @@ def load_native_cache(cache_dir: Path, manifest_bytes: bytes | None = None) -> N
         if manifest["index_version"] != CURRENT_INDEX_VERSION:
             raise ContextError("cache_invalid", "index_version is not this version's")
         try:
-            index = SearchIndex.from_bytes(_read_at(dir_fd, SEARCH_INDEX_NAME))
+            index = SearchIndex.from_bytes(read_regular(dir_fd, SEARCH_INDEX_NAME))
         except FileNotFoundError:
             if _swapped(cache_dir, dir_fd):  # a rebuild is deleting this generation
                 raise CacheReplaced from None

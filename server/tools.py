@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec
 
+from .cache_files import read_regular
 from .errors import CacheReplaced, ContextError
 from .jsonout import dumps
 from .v0_cache import V0Cache, load_v0_cache, parse_json
@@ -114,22 +115,31 @@ def resolve(
 def load_for_resolve(cache_dir: Path) -> Any:
     """The loaded cache behind ``cache_dir``: a :class:`V0Cache` or a ``NativeCache``."""
     try:
-        data = (cache_dir / MANIFEST).read_bytes()
+        dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError):
-        raise ContextError("cache_missing", "no manifest.json") from None
-    except IsADirectoryError:
-        raise ContextError("cache_invalid", "manifest.json is a directory") from None
+        raise ContextError("cache_missing", "no cache directory") from None
     try:
-        manifest = parse_json(data)
-    except ValueError:
-        raise ContextError("cache_invalid", "manifest.json is not JSON") from None
-    if isinstance(manifest, dict) and "build_config" in manifest:
-        return load_v0_cache(cache_dir, manifest)
+        manifest = _read_manifest(dir_fd)
+        if isinstance(manifest, dict) and "build_config" in manifest:
+            return load_v0_cache(dir_fd, manifest)
+    finally:
+        os.close(dir_fd)
     if isinstance(manifest, dict) and "index_version" in manifest:
         from .native_cache import load_native_cache
 
         return load_native_cache(cache_dir)
     raise ContextError("cache_invalid", "manifest is neither a v0 nor a native manifest")
+
+
+def _read_manifest(dir_fd: int) -> Any:
+    try:
+        data = read_regular(dir_fd, MANIFEST, follow_symlinks=True)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ContextError("cache_missing", "no manifest.json") from None
+    try:
+        return parse_json(data)
+    except ValueError:
+        raise ContextError("cache_invalid", "manifest.json is not JSON") from None
 
 
 @_spec_errors
@@ -143,7 +153,7 @@ def inspect_cache(cache_dir: Path) -> str:
     """
     _require_directory(cache_dir)
     total_bytes = _regular_file_bytes(cache_dir)
-    cache_version, document_count, manifest_ok = _manifest_summary(cache_dir / MANIFEST)
+    cache_version, document_count, manifest_ok = _manifest_summary(cache_dir)
     return dumps(
         {
             "cache_version": cache_version,
@@ -167,10 +177,14 @@ def _regular_file_bytes(directory: Path) -> int | None:
     return total
 
 
-def _manifest_summary(manifest_path: Path) -> tuple[str, int, bool]:
+def _manifest_summary(cache_dir: Path) -> tuple[str, int, bool]:
     try:
-        manifest = parse_json(manifest_path.read_bytes())
-    except (OSError, ValueError):
+        dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            manifest = parse_json(read_regular(dir_fd, MANIFEST, follow_symlinks=True))
+        finally:
+            os.close(dir_fd)
+    except (OSError, ValueError, ContextError):  # unreadable, not JSON, not a regular file
         return "", 0, False
     if not isinstance(manifest, dict):
         return "", 0, False

@@ -6,7 +6,6 @@ pretty JSON without a trailing newline, ``documents/<12hex>.json`` as compact JS
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -17,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
+from .cache_files import read_regular
 from .errors import ContextError
 from .v0_selection import V0Document
 
@@ -32,6 +32,25 @@ _SURROGATE_ESCAPE = re.compile(
     r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
 _I64 = range(-(2**63), 2**63)
+
+
+class NotACache(ContextError):
+    """``--force`` names an existing path that is not a Context Engine cache: it is left
+    alone. ``io_error`` (exit 6) as for the reference's other refusals of ``--cache``, with
+    a message for people (the path and the way out) instead of the canonical one."""
+
+    def __init__(self, cache: Path) -> None:
+        from ..printable import printable
+
+        super().__init__(
+            "io_error",
+            f"{printable(cache)} is not a Context Engine cache (no v0 manifest.json in it); "
+            "--force replaces only a cache: choose another --cache, or move it away yourself",
+        )
+
+    @property
+    def message(self) -> str:
+        return self.detail or super().message
 
 
 class BuiltCache(NamedTuple):
@@ -97,16 +116,18 @@ def compute_cache_version(entries: list[tuple[str, str]]) -> str:
 # --- loading -----------------------------------------------------------------------------
 
 
-def load_v0_cache(cache_dir: Path, manifest: Any) -> V0Cache:
+def load_v0_cache(dir_fd: int, manifest: Any) -> V0Cache:
     """Verify a parsed v0 ``manifest`` and load every document it lists.
 
-    All five manifest fields are required with their types (unknown fields ignored,
+    ``dir_fd`` is an open handle on the cache directory; the documents are read relative
+    to it (``cache_files.read_regular``, symlinks followed as in the reference). All five
+    manifest fields are required with their types (unknown fields ignored,
     ``build_config.version`` not checked); each document file must exist inside the cache,
     parse, carry the entry's id, and hash (sha256 of its content) to the entry's version.
-    Anything else is ``cache_invalid``; an unreadable file is ``io_error``.
+    Anything else is ``cache_invalid``; an unreadable or special file is ``io_error``.
     """
     entries = _manifest_entries(manifest)
-    documents = [_load_document(cache_dir, *entry) for entry in entries]
+    documents = [_load_document(dir_fd, *entry) for entry in entries]
     return V0Cache(manifest["cache_version"], documents)
 
 
@@ -154,13 +175,13 @@ def _is_rfc3339(value: Any) -> bool:
     return True
 
 
-def _load_document(cache_dir: Path, doc_id: str, version: str, file: str) -> V0Document:
+def _load_document(dir_fd: int, doc_id: str, version: str, file: str) -> V0Document:
     relative = PurePosixPath(file)
     if relative.is_absolute() or ".." in relative.parts or "\\" in file or not relative.parts:
         raise ContextError("cache_invalid")
     try:
-        data = (cache_dir / relative).read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        data = read_regular(dir_fd, "/".join(relative.parts), follow_symlinks=True)
+    except (FileNotFoundError, NotADirectoryError):
         raise ContextError("cache_invalid") from None
     except OSError:
         raise ContextError("io_error") from None
@@ -194,7 +215,9 @@ def build_v0_cache(sources: Path, cache: Path, force: bool) -> BuiltCache:
     """Write a v0 cache of every ``*.md`` file under ``sources``, byte-identical to the reference.
 
     Raises ContextError with the reference's exit codes: missing sources, an unreadable
-    file or directory, or an existing cache without ``force`` -> ``io_error`` (6);
+    file or directory, or an existing cache without ``force`` -> ``io_error`` (6); with
+    ``force``, an existing ``cache`` that is not a v0 cache (:func:`is_v0_cache`) ->
+    :class:`NotACache` (``io_error``, 6), nothing deleted;
     duplicate id -> ``cache_invalid`` (5); non-UTF-8 content or path, or two documents
     with the same file name (equal content) -> ``internal_error`` (7). The cache is
     written to a sibling temporary directory and renamed into place, so a failed or
@@ -212,6 +235,8 @@ def _build(sources: Path, cache: Path, force: bool) -> BuiltCache:
     documents = [_read_source(relative, path) for relative, path in _walk_markdown(sources, ())]
     if os.path.lexists(cache) and (not force or _contains(cache, sources)):
         raise ContextError("io_error")
+    if os.path.lexists(cache) and not is_v0_cache(cache):
+        raise NotACache(cache)
 
     documents.sort(key=lambda doc: doc["id"])
     files: dict[str, dict[str, Any]] = {}
@@ -279,6 +304,23 @@ def _read_source(relative: str, path: Path) -> dict[str, Any]:
     }
 
 
+def is_v0_cache(path: Path) -> bool:
+    """True when ``path`` is a real directory (not a symlink) holding a regular
+    ``manifest.json`` that is a v0 manifest (a JSON object with ``build_config``): the
+    only thing ``--force`` may replace (and so delete)."""
+    try:
+        dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        manifest = parse_json(read_regular(dir_fd, "manifest.json"))
+    except (OSError, ValueError, ContextError):
+        return False
+    finally:
+        os.close(dir_fd)
+    return isinstance(manifest, dict) and "build_config" in manifest
+
+
 def _contains(cache: Path, sources: Path) -> bool:
     """True if replacing ``cache`` would delete ``sources`` (same directory or an ancestor)."""
     target = cache.resolve()
@@ -318,6 +360,3 @@ def _write_atomically(cache: Path, outputs: dict[str, bytes]) -> None:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    # An exchanged-out previous cache that was a file (not a directory) is left to us.
-    with contextlib.suppress(OSError):
-        os.unlink(staging)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..printable import printable
 from .git_source import GitSourceError, git_env
 from .lock import BuildLock
 
@@ -252,10 +253,10 @@ def run_hook_command(action: str, repo: Path, root: Path | None) -> int:
             print(f"error: unknown hook action: {action}", file=sys.stderr)
             return 1
     except GitSourceError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
+        print(f"error: {printable(exc.message)}", file=sys.stderr)
         return exc.exit_code
     for line in lines:
-        print(line, file=sys.stderr)
+        print(printable(line), file=sys.stderr)
     return 0
 
 
@@ -290,7 +291,7 @@ def run_hook(hook: str, root: Path, cwd: Path | None = None) -> int:
     try:
         checkout = locate(cwd if cwd is not None else Path.cwd())
     except GitSourceError as exc:
-        print(f"[{_stamp()}] {hook}: error: {exc.message}", flush=True)
+        print(f"[{_stamp()}] {hook}: error: {printable(exc.message)}", flush=True)
         return exc.exit_code
     _trim_log(checkout.git_dir / LOG_NAME)
     # Builds of one checkout run one after the other and each scans after taking the
@@ -299,7 +300,7 @@ def run_hook(hook: str, root: Path, cwd: Path | None = None) -> int:
         from ..cli import main
 
         argv = ["build", str(checkout.top), "--root", str(root)]
-        print(f"[{_stamp()}] {hook}: doc-index {shlex.join(argv)}", flush=True)
+        print(f"[{_stamp()}] {hook}: doc-index {printable(shlex.join(argv))}", flush=True)
         try:
             rc = main(argv)
         except SystemExit as exc:  # argparse

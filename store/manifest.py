@@ -182,6 +182,11 @@ def check_header(manifest: Any, with_sections: bool = False) -> str | None:
 
 
 # The section fields readers rely on, with their types (all ints are >= 0).
+MAX_RAW_FILE_BYTES = 1 << 30
+"""The largest source file a build may index (``--max-file-bytes`` at most), so the bytes
+of a section (``byte_offset + byte_length``) never reach past it: a manifest that says
+otherwise is damaged, and a reader never sizes a buffer from it."""
+
 SECTION_TYPES: dict[str, type] = {
     "id": str, "file": str, "byte_offset": int, "byte_length": int, "version": str,
     "tokens": int,
@@ -228,6 +233,8 @@ def section_problem(section: Any, files: set[str]) -> str | None:
             return f"section field {key!r} is missing or has the wrong type"
         if kind is int and value < 0:
             return f"section field {key!r} is negative"
+    if section["byte_offset"] + section["byte_length"] > MAX_RAW_FILE_BYTES:
+        return "section bytes beyond the largest raw file"
     if section["file"] not in files:
         return "section of a file that is not in doc_files"
     return None

@@ -367,3 +367,52 @@ def test_native_cache_through_the_cli(
     assert json.loads(tools.list_caches(tmp_path))["caches"] == [
         {"path": "local-mdkit-docs", "has_manifest": True}
     ]
+
+
+# --- build --force: only a Context Engine cache is replaced ------------------------------
+
+
+def _not_caches(tmp_path: Path) -> dict[str, Path]:
+    """Existing --cache targets that --force must leave alone, each holding a file."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "precious.txt").write_bytes(b"keep me")
+    web = tmp_path / "web-app"  # a manifest.json that is not a v0 manifest
+    web.mkdir()
+    (web / "manifest.json").write_bytes(b'{"name": "app", "icons": []}')
+    native = tmp_path / "native"  # a doc-index cache: not a Context Engine v0 cache
+    native.mkdir()
+    (native / "manifest.json").write_bytes(b'{"index_version": 1, "sections": []}')
+    link = tmp_path / "link"  # a symlink to a real v0 cache: the link is not the cache
+    build_v0_cache(COMPAT_CACHES / "documents" / "minimal", tmp_path / "real", force=False)
+    link.symlink_to(tmp_path / "real")
+    file = tmp_path / "file"
+    file.write_bytes(b"keep me")
+    return {"plain": plain, "web": web, "native": native, "link": link, "file": file}
+
+
+@pytest.mark.parametrize("kind", ["plain", "web", "native", "link", "file"])
+def test_force_replaces_only_a_context_engine_cache(tmp_path: Path, kind: str) -> None:
+    target = _not_caches(tmp_path)[kind]
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    proc = run("build", "--sources", COMPAT_CACHES / "documents" / "tie_break",
+               "--cache", target, "--force")
+    assert (proc.returncode, proc.stdout) == (6, b""), proc.stderr
+    line = proc.stderr.decode()
+    assert line.count("\n") == 1 and line.startswith("error: "), line
+    assert str(target) in line and "not a Context Engine cache" in line and "--cache" in line
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing deleted or added
+    if kind in ("plain", "file"):
+        precious = target / "precious.txt" if kind == "plain" else target
+        assert precious.read_bytes() == b"keep me"
+
+
+def test_force_still_replaces_a_context_engine_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "c"
+    build_v0_cache(COMPAT_CACHES / "documents" / "minimal", cache, force=False)
+    proc = run("build", "--sources", COMPAT_CACHES / "documents" / "tie_break",
+               "--cache", cache, "--force")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((cache / "manifest.json").read_bytes())["document_count"] == len(
+        list((COMPAT_CACHES / "documents" / "tie_break").rglob("*.md"))
+    )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
+from doc_index.server import tools
 from doc_index.server.cache_paths import resolve_cache_name
 from doc_index.server.errors import ContextError
 
@@ -189,6 +191,12 @@ def test_unreadable_cache_is_an_io_error(layout: tuple[Path, Path]) -> None:
 
 
 def test_special_file_in_the_cache_is_refused_unread(layout: tuple[Path, Path]) -> None:
+    """The name resolves (the tree walk judges links, not file types); the read refuses
+    the FIFO each time it would open it (cache_files.open_regular), and never blocks."""
     root, _ = layout
     os.mkfifo(root / "other" / "manifest.json")
-    assert code_of(root, "other") == "io_error"
+    cache = resolve_cache_name(root, "other")
+    with pytest.raises(ContextError) as info:
+        tools.resolve(cache, "x", 10)
+    assert info.value.code == "io_error"
+    assert json.loads(tools.inspect_cache(cache))["valid"] is False

@@ -325,11 +325,14 @@ def test_force_replaces_an_existing_cache(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c"]
 
 
-def test_force_replaces_a_file(tmp_path: Path) -> None:
+def test_force_never_replaces_a_file(tmp_path: Path) -> None:
+    """Only a Context Engine cache is replaced (issue 11 item 14; see test_context_cli)."""
     (tmp_path / "c").write_bytes(b"old")
-    build_v0_cache(DOCUMENTS / "minimal", tmp_path / "c", force=True)
+    with pytest.raises(ContextError) as caught:
+        build_v0_cache(DOCUMENTS / "minimal", tmp_path / "c", force=True)
+    assert caught.value.code == "io_error"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c"]
-    assert (tmp_path / "c" / "manifest.json").is_file()
+    assert (tmp_path / "c").read_bytes() == b"old"
 
 
 def test_build_creates_missing_parent_directories(tmp_path: Path) -> None:

@@ -1,0 +1,78 @@
+"""Opening a cache's files: THE one way every reader opens one, each time it reads.
+
+A cache may be changed after it was checked (the server keeps loaded caches warm and
+walks a cache's tree once per generation), so nothing found at open time is trusted:
+
+- the open is non-blocking: opening a FIFO for reading would otherwise wait for a writer
+  forever (``O_NONBLOCK`` has no effect on a regular file's reads);
+- the opened file is ``fstat``-checked to be a regular file before a byte is read: a
+  FIFO, socket or device is ``io_error`` (reading one could block or never end), a
+  directory ``cache_invalid`` (a file the cache needs is not a file);
+- paths are opened relative to the cache directory's handle, one component at a time,
+  with ``O_NOFOLLOW`` unless the cache kind's design follows symlinks (Context Engine v0
+  caches do, as the reference does).
+
+A missing file or a refused symlink stays an ``OSError`` (``ENOENT``, ``ELOOP``,
+``ENOTDIR``): callers tell a cache replaced by a rebuild from a damaged one.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from .errors import ContextError
+
+_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_CHUNK = 1 << 20
+
+
+def open_regular(dir_fd: int, relpath: str, *, follow_symlinks: bool = False) -> int:
+    """A read-only descriptor on the regular file ``relpath`` below ``dir_fd``.
+
+    ``relpath`` is ``/``-separated; an empty, ``.`` or ``..`` component or a NUL is
+    ``cache_invalid``. The caller closes the descriptor.
+    """
+    parts = relpath.split("/")
+    if any(p in ("", ".", "..") for p in parts) or "\0" in relpath:
+        raise ContextError("cache_invalid", f"bad path in cache: {relpath!r}")
+    nofollow = 0 if follow_symlinks else os.O_NOFOLLOW
+    current = dir_fd
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, _READ | os.O_DIRECTORY | nofollow, dir_fd=current)
+            if current != dir_fd:
+                os.close(current)
+            current = nxt
+        try:
+            fd = os.open(parts[-1], _READ | nofollow, dir_fd=current)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # a socket (or a device without its driver)
+                raise ContextError("io_error", "special file in cache") from None
+            raise
+    finally:
+        if current != dir_fd:
+            os.close(current)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ContextError("cache_invalid", f"{relpath!r} is a directory")
+        if not stat.S_ISREG(mode):
+            raise ContextError("io_error", f"{relpath!r} is a special file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(dir_fd: int, relpath: str, *, follow_symlinks: bool = False) -> bytes:
+    """The whole content of the regular file ``relpath`` below ``dir_fd`` (see open_regular)."""
+    fd = open_regular(dir_fd, relpath, follow_symlinks=follow_symlinks)
+    try:
+        chunks = []
+        while chunk := os.read(fd, _CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
