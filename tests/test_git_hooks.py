@@ -254,5 +254,5 @@ def test_hook_command_errors(env: Path) -> None:
 
 def test_script_quotes_paths() -> None:
     text = hook_script("post-merge", "/opt/my env/bin/python", Path("/tmp/it's root"))
-    assert "'/opt/my env/bin/python' -m doc_index.store.git_hooks run" in text
+    assert "'/opt/my env/bin/python' -I -m doc_index.store.git_hooks run" in text
     assert "'/tmp/it'\"'\"'s root'" in text
