@@ -3,12 +3,13 @@
 Every git command of the product (the work-tree queries of a directory walk, the clone
 area of git sources, the hooks) goes through :func:`run_git` or :func:`start_git`.
 
-Why not GitPython's ``Git.execute``: it starts git with ``os.environ`` plus what it is
+Why not GitPython: its ``Git.execute`` starts git with ``os.environ`` plus what it is
 given and cannot remove a variable, so an inherited ``GIT_DIR`` (inside a git hook, under
 ``git rebase -x``) or ``GIT_CONFIG_PARAMETERS`` still points git at another repository or
-configuration. Plumbing therefore runs here, directly; GitPython stays for what it is good
-at, the object database (``git_source`` opens the clone with the pure-Python ``GitDB``, which
-reads objects without starting a process).
+configuration; its default object database reads blobs through a ``git cat-file`` started
+the same way, and its pure-Python ``GitDB`` backend is deprecated by GitPython itself. So
+plumbing runs here, directly, and ``git_source`` reads blobs with one ``cat-file --batch``
+started here (which also saves the 130 ms GitPython import on every git-source build).
 
 What each call gets:
 
