@@ -258,8 +258,7 @@ def _fetch(clone: Path, remote: Remote, ref: str | None) -> None:
     if ref is None:
         specs.append(f"+HEAD:{HEAD_REF}")
     status, _, err = _git(
-        clone, ["fetch", "--prune", "--no-tags", "--no-write-fetch-head", "--quiet", "origin",
-                *specs],
+        clone, ["fetch", "--prune", "--no-tags", "--quiet", "origin", *specs],
         _network_env(clone, remote), FETCH_OPTIONS,
     )
     if status != 0:
@@ -301,8 +300,7 @@ def resolve_commit(clone: Path, remote: Remote, ref: str | None) -> str:
         if commit:
             return commit
     status, _, _ = _git(
-        clone, ["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "origin",
-                f"+{ref}:{WANTED_REF}"],
+        clone, ["fetch", "--no-tags", "--quiet", "origin", f"+{ref}:{WANTED_REF}"],
         _network_env(clone, remote), FETCH_OPTIONS,
     )
     if status == 0:
