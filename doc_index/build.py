@@ -8,16 +8,17 @@ import time
 from pathlib import Path
 
 from .printable import printable
-from .store.index_store import BuildReport, IndexStore, warm_worker
-from .store.sources import scan_directory
+from .store.index_store import BuildReport, IndexStore
+from .store.local_source import build_from_directory, summary_lines
 
 _GIT_PREFIXES = ("http://", "https://", "ssh://", "git://", "file://", "git@")
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # user@host:owner/name.git
 
 
 def looks_like_git(source: str) -> bool:
-    """A URL, or a path to a bare repository (a directory with HEAD and objects/)."""
-    if source.startswith(_GIT_PREFIXES):
+    """A URL (any case of scheme), or a path to a bare repository (a directory with HEAD
+    and objects/)."""
+    if source.lower().startswith(_GIT_PREFIXES):
         return True
     path = Path(source)
     if _SCP_LIKE.match(source) and not path.exists():
@@ -44,20 +45,13 @@ def run_build(source: str, root: Path, *, name: str | None = None, ref: str | No
     else:
         directory = Path(source)
         if not directory.is_dir():
-            print(f"error: not a directory or git repository: {printable(source)}",
+            from .store.git_source import redact
+
+            print(f"error: not a directory or git repository: {printable(redact(source))}",
                   file=sys.stderr)
             return 6
-        directory = directory.resolve()
-        repo_name = name or directory.name
-        key = f"local-{repo_name}"
-        warm = warm_worker(store, key, full)  # imports the parsers during the walk
-        try:
-            scan = scan_directory(directory, max_bytes=max_bytes)
-            report = store.update_index(key, "local", repo_name, scan, full=full,
-                                        progress=progress, warm=warm)
-        finally:
-            if warm is not None:
-                warm.close()
+        report = build_from_directory(store, directory, name=name, full=full,
+                                      max_bytes=max_bytes, progress=progress)
     if progress is not None:
         sys.stderr.write("\r\033[K")
     print_summary(report, time.perf_counter() - started)
@@ -66,22 +60,8 @@ def run_build(source: str, root: Path, *, name: str | None = None, ref: str | No
 
 def print_summary(report: BuildReport, seconds: float) -> None:
     """The one-screen build summary, on stderr."""
-    out = sys.stderr
-    state = "built" if report.written else "up to date"
-    kind = " (full)" if report.full and report.written else ""
-    print(f"{printable(report.key)}: {state}{kind} -> {printable(report.cache_dir)}", file=out)
-    print(
-        f"  files: {len(report.added)} added, {len(report.changed)} changed, "
-        f"{len(report.removed)} removed, {len(report.unchanged)} unchanged, "
-        f"{len(report.skipped)} skipped",
-        file=out,
-    )
-    for path, reason in report.skipped[:20]:
-        print(f"  skipped {printable(path)}: {printable(reason)}", file=out)
-    if len(report.skipped) > 20:
-        print(f"  ... and {len(report.skipped) - 20} more skipped", file=out)
-    print(f"  sections: {report.sections} ({report.tokens} tokens)", file=out)
-    print(f"  time: {seconds:.2f} s", file=out)
+    for line in summary_lines(report, seconds):
+        print(line, file=sys.stderr)
 
 
 def _progress_bar():  # type: ignore[no-untyped-def]

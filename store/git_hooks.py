@@ -7,9 +7,14 @@ small ``sh`` wrapper that
 
 1. runs the hook that was there before, if any, with the same arguments and stdin (it was
    moved aside to ``<hook>.doc-index-orig``) and keeps its exit status as the hook's;
-2. starts, in the background, this installation's Python (absolute path) running
-   ``-m doc_index.store.git_hooks run``, which takes a per-checkout lock and runs
-   ``doc-index build <checkout> --root <root>`` (an incremental local-directory build).
+2. starts, in the background and from ``/``, this installation's Python (absolute path)
+   in isolated mode, ``python -I -m doc_index.store.git_hooks run``: the work tree is
+   never on ``sys.path`` (``-I`` leaves out the current directory for ``-m`` on every
+   supported Python: 3.11+ through ``-P``, which ``-I`` implies; 3.10 because isolated
+   mode skips computing ``sys.path[0]``), so a pulled ``argparse.py`` or
+   ``doc_index/__init__.py`` is never imported. It takes a per-checkout lock and runs the
+   library's incremental local-directory build of the checkout (``local_source``, not the
+   CLI), the same build as ``doc-index build <checkout> --root <root>``.
    Output goes to ``<git-dir>/doc-index-hook.log``; nothing it does can fail or slow the
    user's git command. ``DOC_INDEX_HOOK=0`` in the environment skips it.
 
@@ -30,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from ..printable import printable
-from .git_source import GitSourceError, git_env
+from .git_run import run_git
+from .git_source import GitSourceError
 from .lock import BuildLock
 
 HOOKS = ("post-merge", "post-checkout", "post-rewrite")
@@ -47,16 +53,6 @@ _WHEN = {
     "post-checkout": "git checkout / git switch",
     "post-rewrite": "git rebase / git commit --amend",
 }
-# What git exports to hooks that must not leak into the build's own git calls.
-_GIT_LOCAL_ENV = (
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE",
-    "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE", "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS",
-    "GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE",
-    "GIT_COMMON_DIR", "GIT_QUARANTINE_PATH",
-)
-
-
 @dataclass(frozen=True)
 class Checkout:
     top: Path  # the work tree
@@ -66,16 +62,10 @@ class Checkout:
 
 def _git(cwd: Path, *args: str) -> tuple[int, str, str]:
     try:
-        import git
-    except ImportError as exc:
-        raise GitSourceError(f"git is not available: {str(exc).splitlines()[0]}") from None
-    try:
-        status, out, err = git.Git(str(cwd)).execute(
-            ["git", *args], with_extended_output=True, with_exceptions=False, env=git_env(),
-        )
+        done = run_git(args, cwd=cwd, read_hooks_path=True)
     except OSError as exc:
         raise GitSourceError(f"cannot run git: {exc.strerror or exc}") from None
-    return int(status or 0), out.strip(), err
+    return done.status, done.out.decode("utf-8", "surrogateescape").strip(), done.err
 
 
 def locate(repo: Path) -> Checkout:
@@ -84,7 +74,8 @@ def locate(repo: Path) -> Checkout:
     if not repo.is_dir():
         raise GitSourceError(f"not a git repository: {repo}")
     status, inside, _ = _git(repo, "rev-parse", "--is-inside-work-tree")
-    if status != 0:
+    if status != 0 and _git(repo, f"--git-dir={repo}", "rev-parse")[0] != 0:
+        # (the runner does not discover a bare repository: asked by name it is one)
         raise GitSourceError(f"not a git repository: {repo}")
     if inside != "true":
         raise GitSourceError(f"not a git checkout (bare repository or git directory): {repo}")
@@ -116,8 +107,11 @@ if [ -x "$previous" ]; then
 fi
 if [ "${{DOC_INDEX_HOOK:-1}}" != 0 ]; then
     log="$(git rev-parse --absolute-git-dir 2>/dev/null)/{LOG_NAME}" || log=/dev/null
-    {q(python)} -m doc_index.store.git_hooks run --hook {hook} --root {q(str(root))} \\
-        >>"$log" 2>&1 </dev/null &
+    # Isolated (-I): neither this work tree nor PYTHON* variables reach sys.path, and the
+    # build starts from / so no pulled module can shadow doc-index's or the stdlib's.
+    checkout="$(pwd -P)"
+    (cd / && exec {q(python)} -I -m doc_index.store.git_hooks run --hook {hook} \\
+        --root {q(str(root))} --checkout "$checkout" >>"$log" 2>&1 </dev/null) &
 fi
 exit $status
 """
@@ -281,15 +275,14 @@ def _stamp() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def run_hook(hook: str, root: Path, cwd: Path | None = None) -> int:
+def run_hook(hook: str, root: Path, checkout_dir: Path) -> int:
     """Run by an installed hook (in the background, output to the hook log): build the
-    checkout git is running the hook in, one build at a time per checkout."""
+    checkout git ran the hook in, one build at a time per checkout. git's own variables
+    (``GIT_DIR``, ...) never reach the build's git calls: ``git_run`` drops them."""
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # outlive the terminal
-    for name in _GIT_LOCAL_ENV:
-        os.environ.pop(name, None)
     try:
-        checkout = locate(cwd if cwd is not None else Path.cwd())
+        checkout = locate(checkout_dir)
     except GitSourceError as exc:
         print(f"[{_stamp()}] {hook}: error: {printable(exc.message)}", flush=True)
         return exc.exit_code
@@ -297,17 +290,31 @@ def run_hook(hook: str, root: Path, cwd: Path | None = None) -> int:
     # Builds of one checkout run one after the other and each scans after taking the
     # lock, so the last hook of a rebase or of quick successive pulls indexes the final tree.
     with BuildLock(checkout.git_dir / LOCK_NAME, timeout=3600.0):
-        from ..cli import main
-
         argv = ["build", str(checkout.top), "--root", str(root)]
         print(f"[{_stamp()}] {hook}: doc-index {printable(shlex.join(argv))}", flush=True)
-        try:
-            rc = main(argv)
-        except SystemExit as exc:  # argparse
-            rc = exc.code if isinstance(exc.code, int) else 1
-        sys.stderr.flush()
+        rc = _build(checkout.top, root)
         print(f"[{_stamp()}] {hook}: finished (exit {rc})", flush=True)
     return rc
+
+
+def _build(top: Path, root: Path) -> int:
+    """The incremental build of the checkout, through the library (never the CLI):
+    the summary or one ``error:`` line in the log, and the exit code ``build`` would give."""
+    from .index_store import IndexStore, InvalidCacheKey
+    from .local_source import build_from_directory, summary_lines
+
+    started = time.perf_counter()
+    try:
+        report = build_from_directory(IndexStore(root), top)
+    except Exception as exc:  # the log says what happened; the hook never fails git
+        code = getattr(exc, "exit_code", None)
+        if not isinstance(code, int):
+            code = 1 if isinstance(exc, InvalidCacheKey) else 6 if isinstance(exc, OSError) else 7
+        print(f"error: {printable(getattr(exc, 'message', None) or str(exc))}", flush=True)
+        return code
+    for line in summary_lines(report, time.perf_counter() - started):
+        print(line, flush=True)
+    return 0
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -316,8 +323,10 @@ def _main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="what an installed hook runs")
     run.add_argument("--hook", default="hook")
     run.add_argument("--root", type=Path, required=True)
+    run.add_argument("--checkout", type=Path, default=None,
+                     help="the work tree git ran the hook in (default: the current directory)")
     args: Any = parser.parse_args(argv)
-    return run_hook(args.hook, args.root)
+    return run_hook(args.hook, args.root, args.checkout or Path.cwd())
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Git sources: clone or fetch a repository with GitPython, scan one commit from git.
+"""Git sources: fetch a repository into a bare clone, scan one commit from git.
 
 ``doc-index build <git-url>`` keeps a bare clone per remote in the clone area
 (``$XDG_CACHE_HOME/doc-index/clones``, default ``~/.cache/doc-index/clones``), outside
@@ -7,6 +7,11 @@ and lists that commit's tree. Nothing is ever checked out: file hashes are the g
 SHAs of the tree entries and a file's bytes come from the object database, so
 ``core.autocrlf``, smudge filters and local edits cannot leak into the cache, and an
 unchanged file (same blob SHA as in the cache) is neither read nor parsed.
+
+Every git command runs through ``git_run`` (a clean environment, repository options that
+run commands disabled); fetches run git's fsck on what they receive, and every tree entry
+name goes through ``safe_paths.path_problem`` before it is used. A URL's credentials are
+never stored in the clone's config (see ``_network_env``).
 
 A first clone is fetched into a temporary directory and renamed into place only when the
 fetch succeeded and the ref resolved, so a failed build leaves no half clone and no cache.
@@ -22,19 +27,18 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..indexer.formats import is_doc_path
+from .git_run import FETCH_OPTIONS, run_git, start_git
 from .index_store import BuildReport, IndexStore, Progress, warm_worker
 from .lock import BuildLock
+from .safe_paths import path_problem
 from .sources import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile
-
-if TYPE_CHECKING:
-    import git
 
 EXIT_IO = 6
 EXIT_USAGE = 1
@@ -63,13 +67,18 @@ class GitSourceError(OSError):
 # --- remotes and cache keys ---------------------------------------------------------------
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
+# The user info of a URL: ``user@`` or ``user:password@``, where an unencoded password may
+# hold ``/`` or ``@`` (so after a ``:`` it runs to the last ``@`` before a blank). Over-
+# redacting a ``host:port/path@x`` in a message is the price of never echoing a token.
+_USERINFO = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?:[^/@:\s]*:[^\s]*@|[^/@\s]*@)")
 _SCP_LIKE = re.compile(r"^(?:[^@/:\s]+@)?(?P<host>[^/:\s]+):(?P<path>(?!//).*)$")
 _BAD_NAME_CHARS = re.compile(r"[^\w.-]+")
 
 
 def redact(text: str) -> str:
-    """``text`` with the user-info part (user, password, token) of every URL removed."""
+    """``text`` with the user-info part (user, password, token) of every URL removed, any
+    scheme spelling (``HTTP://``)."""
     return _USERINFO.sub(r"\g<scheme>", text)
 
 
@@ -82,6 +91,11 @@ class Remote:
     display: str
     owner: str
     name: str
+
+    @property
+    def clean_url(self) -> str:
+        """``url`` without user info: what the clone's config stores (``_network_env``)."""
+        return redact(self.url)
 
     @property
     def clone_dir_name(self) -> str:
@@ -101,8 +115,9 @@ def parse_remote(source: str) -> Remote:
     ``pallets``, name ``flask``; a path gives its last two components."""
     host = ""
     if _SCHEME.match(source):
-        parts = urlsplit(source)
-        path, host, url = parts.path, parts.hostname or "", source
+        parts = urlsplit(source)  # (the scheme lower-cased: git knows ``http``, not ``HTTP``)
+        path, host = parts.path, parts.hostname or ""
+        url = parts.scheme + source[len(parts.scheme):]
     elif (scp := _SCP_LIKE.match(source)) and not os.path.exists(source):
         path, host, url = scp.group("path"), scp.group("host"), source
     else:
@@ -144,39 +159,37 @@ def clone_area() -> Path:
 
 # --- running git ----------------------------------------------------------------------------
 
-def _git_module() -> Any:
+def _git(clone: Path, args: list[str], env: dict[str, str] | None = None,
+         options: tuple[str, ...] = ()) -> tuple[int, str, str]:
+    """``git <args>`` in the bare clone, through the one runner; (status, stdout, stderr)."""
     try:
-        import git
-    except ImportError as exc:  # GitPython refuses to import without a git executable
-        raise GitSourceError(f"git is not available: {str(exc).splitlines()[0]}") from None
-    return git
-
-
-def git_env() -> dict[str, str]:
-    """Environment for every git call: never prompt for anything."""
-    return {"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never"}
-
-
-def _network_env(repo: git.Repo, env: dict[str, str]) -> dict[str, str]:
-    """``env`` plus ssh in batch mode (no passphrase or host-key prompt), unless the user
-    chose an ssh command (``GIT_SSH_COMMAND``, ``GIT_SSH``, ``core.sshCommand``)."""
-    if os.environ.get("GIT_SSH_COMMAND") or os.environ.get("GIT_SSH"):
-        return env
-    status, out, _ = _run_git(repo.git, ["config", "--get", "core.sshCommand"], env)
-    if status == 0 and out.strip():
-        return env
-    return {**env, "GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
-
-
-def _run_git(runner: Any, args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
-    """``git <args>`` through GitPython; (status, stdout, stderr), never raises for status."""
-    try:
-        status, out, err = runner.execute(
-            ["git", *args], with_extended_output=True, with_exceptions=False, env=env,
-        )
+        done = run_git(args, git_dir=clone, options=options, env=env)
     except OSError as exc:
         raise GitSourceError(f"cannot run git: {exc.strerror or exc}") from None
-    return int(status or 0), out, err
+    return done.status, done.out.decode("utf-8", "replace"), done.err
+
+
+def _network_env(clone: Path, remote: Remote) -> dict[str, str]:
+    """What a fetch adds to the runner's environment.
+
+    ssh in batch mode (no passphrase or host-key prompt), unless the user chose an ssh
+    command (``GIT_SSH_COMMAND``, ``GIT_SSH``, ``core.sshCommand`` in their git config:
+    the clone's own config is doc-index's and never sets it).
+
+    Credentials: the clone's config holds the credential-free URL; the one with user info
+    reaches git only in this call's environment, as ``url.<full>.insteadOf=<clean>``. An
+    environment is readable by its owner only (``/proc/<pid>/environ`` is 0400), while a
+    command line (``-c remote.origin.url=...``, a URL argument) is readable by every user."""
+    env: dict[str, str] = {}
+    if not (os.environ.get("GIT_SSH_COMMAND") or os.environ.get("GIT_SSH")):
+        status, out, _ = _git(clone, ["config", "--get", "core.sshCommand"])
+        if status != 0 or not out.strip():
+            env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
+    if remote.clean_url != remote.url:
+        env.update({"GIT_CONFIG_COUNT": "1",
+                    "GIT_CONFIG_KEY_0": f"url.{remote.url}.insteadOf",
+                    "GIT_CONFIG_VALUE_0": remote.clean_url})
+    return env
 
 
 def _last_message(stderr: str) -> str:
@@ -210,6 +223,13 @@ def fetch_error(remote: Remote, stderr: str) -> GitSourceError:
     """git's stderr of a failed fetch -> one classified, credential-free line."""
     clean = redact(stderr)
     lower = clean.lower()
+    if "fsck error" in lower or "fsck" in lower and "index-pack failed" in lower:
+        detail = _line_with(clean, ("error: object",)) if "error: object" in lower else ""
+        return GitSourceError(
+            f"refused {remote.display}: git's fsck rejects an object it sent"
+            f"{f' ({detail})' if detail else ''}; doc-index fetches with "
+            "fetch.fsckObjects=true (a check can be relaxed with fetch.fsck.<check>=ignore "
+            "in your git config; tree entry names are checked again by doc-index)")
     if any(p in lower for p in _AUTH_PATTERNS):
         detail = _line_with(clean, _AUTH_PATTERNS)
         return GitSourceError(f"authentication failed for {remote.display}: {detail}")
@@ -233,24 +253,26 @@ def _line_with(stderr: str, patterns: tuple[str, ...]) -> str:
 
 # --- the clone area -------------------------------------------------------------------------
 
-def _fetch(repo: git.Repo, remote: Remote, ref: str | None, env: dict[str, str]) -> None:
+def _fetch(clone: Path, remote: Remote, ref: str | None) -> None:
     specs = ["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"]
     if ref is None:
         specs.append(f"+HEAD:{HEAD_REF}")
-    status, _, err = _run_git(
-        repo.git, ["fetch", "--prune", "--no-tags", "--quiet", "origin", *specs],
-        _network_env(repo, env),
+    status, _, err = _git(
+        clone, ["fetch", "--prune", "--no-tags", "--quiet", "origin", *specs],
+        _network_env(clone, remote), FETCH_OPTIONS,
     )
     if status != 0:
         raise fetch_error(remote, err)
 
 
-def _set_url(repo: git.Repo, remote: Remote, env: dict[str, str]) -> None:
-    status, current, _ = _run_git(repo.git, ["config", "--get", "remote.origin.url"], env)
-    if status == 0 and current.strip() == remote.url:
+def _set_url(clone: Path, remote: Remote) -> None:
+    """The clone's ``origin`` is the credential-free URL (a token given in the URL is
+    passed per fetch, see ``_network_env``; an older clone's stored token is replaced)."""
+    status, current, _ = _git(clone, ["config", "--get", "remote.origin.url"])
+    if status == 0 and current.strip() == remote.clean_url:
         return
     verb = ["set-url"] if status == 0 else ["add"]
-    status, _, err = _run_git(repo.git, ["remote", *verb, "origin", remote.url], env)
+    status, _, err = _git(clone, ["remote", *verb, "origin", remote.clean_url])
     if status != 0:
         raise GitSourceError(f"cannot configure the clone of {remote.display}: "
                              f"{_last_message(err)}")
@@ -259,12 +281,11 @@ def _set_url(repo: git.Repo, remote: Remote, env: dict[str, str]) -> None:
 _SHA = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
 
-def resolve_commit(repo: git.Repo, remote: Remote, ref: str | None,
-                   env: dict[str, str]) -> str:
+def resolve_commit(clone: Path, remote: Remote, ref: str | None) -> str:
     """The commit to index: the fetched remote HEAD, or ``ref`` as a branch, tag, full ref
     name or commit SHA (fetched by name when the heads and tags do not have it)."""
     if ref is None:
-        return _peel(repo, HEAD_REF, env) or _missing(remote, "HEAD")
+        return _peel(clone, HEAD_REF) or _missing(remote, "HEAD")
     if not ref or ref.startswith("-") or any(ch.isspace() or ord(ch) < 0x20 for ch in ref):
         _missing(remote, ref)
     candidates = [f"refs/remotes/origin/{ref}", f"refs/tags/{ref}"]
@@ -275,24 +296,23 @@ def resolve_commit(repo: git.Repo, remote: Remote, ref: str | None,
     if _SHA.match(ref):
         candidates.append(ref)
     for name in candidates:
-        commit = _peel(repo, name, env)
+        commit = _peel(clone, name)
         if commit:
             return commit
-    status, _, _ = _run_git(
-        repo.git, ["fetch", "--no-tags", "--quiet", "origin", f"+{ref}:{WANTED_REF}"],
-        _network_env(repo, env),
+    status, _, _ = _git(
+        clone, ["fetch", "--no-tags", "--quiet", "origin", f"+{ref}:{WANTED_REF}"],
+        _network_env(clone, remote), FETCH_OPTIONS,
     )
     if status == 0:
-        commit = _peel(repo, WANTED_REF, env)
+        commit = _peel(clone, WANTED_REF)
         if commit:
             return commit
     return _missing(remote, ref)
 
 
-def _peel(repo: git.Repo, name: str, env: dict[str, str]) -> str:
-    status, out, _ = _run_git(
-        repo.git, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}"],
-        env,
+def _peel(clone: Path, name: str) -> str:
+    status, out, _ = _git(
+        clone, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}"],
     )
     return out.strip() if status == 0 else ""
 
@@ -323,55 +343,51 @@ def _clean_temp_clones(area: Path, dir_name: str) -> None:
 
 
 @contextlib.contextmanager
-def open_clone(remote: Remote, ref: str | None, env: dict[str, str],
-               area: Path | None = None) -> Iterator[tuple[git.Repo, str]]:
-    """Fetch ``remote`` into its clone (creating it if needed) and yield the repository and
-    the resolved commit, holding the clone's lock."""
-    git_mod = _git_module()
+def open_clone(remote: Remote, ref: str | None,
+               area: Path | None = None) -> Iterator[tuple[Path, str]]:
+    """Fetch ``remote`` into its bare clone (creating it if needed) and yield the clone's
+    path and the resolved commit, holding the clone's lock."""
     area = area if area is not None else clone_area()
     area.mkdir(parents=True, exist_ok=True)
     final = area / remote.clone_dir_name
     _clean_temp_clones(area, remote.clone_dir_name)
     fresh = False
-    if not _usable_clone(git_mod, final):
-        fresh = _first_clone(git_mod, remote, ref, env, area, final)
+    if not _usable_clone(final):
+        fresh = _first_clone(remote, ref, area, final)
     with BuildLock(final / LOCK_NAME):
-        repo = git_mod.Repo(final)
-        try:
-            if not fresh:
-                _set_url(repo, remote, env)
-                _fetch(repo, remote, ref, env)
-            yield repo, resolve_commit(repo, remote, ref, env)
-        finally:
-            repo.close()
+        if not fresh:
+            _set_url(final, remote)
+            _fetch(final, remote, ref)
+        yield final, resolve_commit(final, remote, ref)
 
 
-def _usable_clone(git_mod: Any, path: Path) -> bool:
+def _usable_clone(path: Path) -> bool:
     if not os.path.lexists(path):
         return False
-    try:
-        git_mod.Repo(path).close()
+    status, out, _ = _git(path, ["rev-parse", "--is-bare-repository"])
+    if status == 0 and out.strip() == "true":
         return True
-    except Exception:  # damaged or not a repository: set it aside and clone again
-        doomed = path.with_name(f"{_TMP_PREFIX}{path.name}.0.damaged.{secrets.token_hex(4)}")
-        os.rename(path, doomed)
-        shutil.rmtree(doomed, ignore_errors=True)
-        return False
+    # damaged or not a repository: set it aside and clone again
+    doomed = path.with_name(f"{_TMP_PREFIX}{path.name}.0.damaged.{secrets.token_hex(4)}")
+    os.rename(path, doomed)
+    shutil.rmtree(doomed, ignore_errors=True)
+    return False
 
 
-def _first_clone(git_mod: Any, remote: Remote, ref: str | None, env: dict[str, str],
-                 area: Path, final: Path) -> bool:
+def _first_clone(remote: Remote, ref: str | None, area: Path, final: Path) -> bool:
     """Clone into a temporary directory, check the ref, rename into place. True when this
     call's clone became the clone (False: another build got there first)."""
     tmp = area / f"{_TMP_PREFIX}{remote.clone_dir_name}.{os.getpid()}.{secrets.token_hex(4)}"
     try:
-        repo = git_mod.Repo.init(tmp, bare=True)
         try:
-            _set_url(repo, remote, env)
-            _fetch(repo, remote, ref, env)
-            resolve_commit(repo, remote, ref, env)
-        finally:
-            repo.close()
+            done = run_git(["init", "--quiet", "--bare", os.fspath(tmp)])
+        except OSError as exc:
+            raise GitSourceError(f"cannot run git: {exc.strerror or exc}") from None
+        if done.status != 0:
+            raise GitSourceError(f"cannot create a clone in {area}: {_last_message(done.err)}")
+        _set_url(tmp, remote)
+        _fetch(tmp, remote, ref)
+        resolve_commit(tmp, remote, ref)
         try:
             os.rename(tmp, final)
         except OSError:
@@ -387,40 +403,68 @@ def _first_clone(git_mod: Any, remote: Remote, ref: str | None, env: dict[str, s
 
 # --- scanning a commit ----------------------------------------------------------------------
 
-def _read_blob(repo: git.Repo, binsha: bytes) -> bytes:
-    """A blob's bytes, straight from the object database (no filters, no work tree)."""
+class BlobReader:
+    """Blobs of one clone by SHA, straight from the object database (no filters, no work
+    tree), through one ``git cat-file --batch`` started on first use."""
+
+    def __init__(self, clone: Path) -> None:
+        self._clone = clone
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def read(self, sha: str) -> bytes:
+        if self._proc is None:
+            self._proc = start_git(["cat-file", "--batch"], git_dir=self._clone,
+                                   stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        stdin, stdout = self._proc.stdin, self._proc.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(sha.encode("ascii") + b"\n")
+        stdin.flush()
+        header = stdout.readline().split()
+        if len(header) != 3 or header[1] != b"blob":
+            raise OSError(f"cannot read blob {sha}")
+        size = int(header[2])
+        data = stdout.read(size)
+        if len(data) != size or stdout.read(1) != b"\n":
+            raise OSError(f"cannot read blob {sha}: short read")
+        return data
+
+    def reader(self, sha: str) -> Callable[[], bytes]:
+        return lambda: self.read(sha)
+
+    def close(self) -> None:
+        if self._proc is not None:
+            for pipe in (self._proc.stdin, self._proc.stdout):
+                if pipe is not None:
+                    pipe.close()
+            self._proc.wait()
+            self._proc = None
+
+
+def scan_commit(clone: Path, commit: str, blobs: BlobReader,
+                max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
+    """The tracked documentation files of ``commit`` (sorted by path), digests = blob SHAs.
+
+    Every entry name goes through ``path_problem`` before anything else looks at it: a
+    crafted tree (``..``, ``/abs``, ``a//b``, NUL) has its bad entries skipped and reported,
+    the good ones indexed."""
     try:
-        return repo.odb.stream(binsha).read()
-    except OSError:
-        raise
-    except Exception as exc:
-        raise OSError(f"cannot read blob {binsha.hex()}: {type(exc).__name__}") from None
-
-
-def _reader(repo: git.Repo, binsha: bytes) -> Any:
-    return lambda: _read_blob(repo, binsha)
-
-
-def scan_commit(repo: git.Repo, commit: str, max_bytes: int = DEFAULT_MAX_BYTES,
-                env: dict[str, str] | None = None) -> Scan:
-    """The tracked documentation files of ``commit`` (sorted by path), digests = blob SHAs."""
-    status, out, err = _run_git_bytes(
-        repo.git, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit], env or {}
-    )
-    if status != 0:
-        raise GitSourceError(f"cannot list commit {commit}: {_last_message(err)}")
+        done = run_git(["ls-tree", "-r", "-l", "-z", "--full-tree", commit], git_dir=clone)
+    except OSError as exc:
+        raise GitSourceError(f"cannot run git: {exc.strerror or exc}") from None
+    if done.status != 0:
+        raise GitSourceError(f"cannot list commit {commit}: {_last_message(done.err)}")
     scan = Scan(commit_hash=commit)
-    for record in out.split(b"\0"):
+    for record in done.out.split(b"\0"):
         if not record:
             continue
         meta, _, raw_path = record.partition(b"\t")
         mode, kind, sha, size = meta.decode("ascii").split()
-        try:
-            path = raw_path.decode("utf-8")
-        except UnicodeDecodeError:
+        path = raw_path.decode("utf-8", "surrogateescape")
+        problem = path_problem(path)
+        if problem is not None:
             shown = raw_path.decode("utf-8", "replace")
-            if is_doc_path(shown):
-                scan.skipped.append((shown, "file name is not UTF-8"))
+            if problem != "file name is not UTF-8" or is_doc_path(shown):
+                scan.skipped.append((shown, problem))
             continue
         if any(part in SKIPPED_DIRS for part in path.split("/")[:-1]):
             continue  # as the directory walk does: VCS and build folders
@@ -438,23 +482,10 @@ def scan_commit(repo: git.Repo, commit: str, max_bytes: int = DEFAULT_MAX_BYTES,
         if nbytes > max_bytes:
             scan.skipped.append((path, f"over the size cap ({nbytes} > {max_bytes} bytes)"))
             continue
-        scan.files.append(SourceFile(path, sha, nbytes, _reader(repo, bytes.fromhex(sha))))
+        scan.files.append(SourceFile(path, sha, nbytes, blobs.reader(sha)))
     scan.files.sort(key=lambda f: f.path)
     scan.skipped.sort()
     return scan
-
-
-def _run_git_bytes(runner: Any, args: list[str], env: dict[str, str]) -> tuple[int, bytes, str]:
-    try:
-        status, out, err = runner.execute(
-            ["git", *args], with_extended_output=True, with_exceptions=False, env=env,
-            stdout_as_string=False, strip_newline_in_stdout=False,
-        )
-    except OSError as exc:
-        raise GitSourceError(f"cannot run git: {exc.strerror or exc}") from None
-    if isinstance(err, bytes):
-        err = err.decode("utf-8", "replace")
-    return int(status or 0), out, err
 
 
 # --- the build ------------------------------------------------------------------------------
@@ -468,19 +499,22 @@ def build_from_git(
     remote = parse_remote(source)
     cache_name = check_name(name) if name is not None else remote.name
     key = f"{remote.owner}-{cache_name}"
-    env = git_env()
     warm = warm_worker(store, key, full)  # imports the parsers while git fetches
     try:
-        with open_clone(remote, ref, env) as (repo, commit):
-            scan = scan_commit(repo, commit, max_bytes, env)
-            return store.update_index(key, remote.owner, cache_name, scan, full=full,
-                                      progress=progress, warm=warm)
+        with open_clone(remote, ref) as (clone, commit):
+            blobs = BlobReader(clone)
+            try:
+                scan = scan_commit(clone, commit, blobs, max_bytes)
+                return store.update_index(key, remote.owner, cache_name, scan, full=full,
+                                          progress=progress, warm=warm)
+            finally:
+                blobs.close()
     finally:
         if warm is not None:
             warm.close()
 
 
 __all__ = [
-    "GitSourceError", "Remote", "build_from_git", "clone_area", "fetch_error", "parse_remote",
-    "redact", "resolve_commit", "scan_commit",
+    "BlobReader", "GitSourceError", "Remote", "build_from_git", "clone_area", "fetch_error",
+    "parse_remote", "redact", "resolve_commit", "scan_commit",
 ]

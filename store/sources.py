@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..indexer.formats import is_doc_path
+from .git_run import start_git
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
@@ -56,19 +57,17 @@ class Scan:
 
 
 class _GitQuery:
-    """``git -C root <args>`` started now, its stdout read later (None when git is
-    missing or fails), so the walk runs meanwhile.
+    """``git -C root <args>`` started now through the one git runner, its stdout read later
+    (None when git is missing or fails), so the walk runs meanwhile.
 
-    A work tree's walk needs two plumbing answers from git (the visible files, HEAD), so it
-    asks the git command directly: importing GitPython costs about 130 ms, more than the
-    rest of a build where nothing changed. Git sources use GitPython (``git_source``)."""
+    A work tree's walk needs two plumbing answers from git (the visible files, HEAD); the
+    runner's clean environment and disabled options keep a work tree's ``.git/config``
+    (``core.fsmonitor``, ...) and an inherited ``GIT_DIR`` out of them."""
 
     def __init__(self, root: Path, *args: str) -> None:
-        env = {k: v for k, v in os.environ.items() if k not in _GIT_REPO_ENV}
         try:
-            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                ["git", "-C", os.fspath(root), *args], stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+            self._proc: subprocess.Popen[bytes] | None = start_git(
+                args, cwd=root, stderr=subprocess.DEVNULL)
         except OSError:
             self._proc = None
 
@@ -79,21 +78,16 @@ class _GitQuery:
         return out if self._proc.returncode == 0 else None
 
 
-# Variables that would point git at another repository than the walked directory's.
-_GIT_REPO_ENV = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
-                           "GIT_OBJECT_DIRECTORY", "GIT_PREFIX"})
-
-
 def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
     """Every documentation file below ``root`` (sorted by path), with the ones skipped.
     In a git work tree, files git ignores are left out and HEAD is the commit hash."""
     root = root.resolve()
     scan = Scan()
-    files_query = head_query = None
-    if (root / ".git").exists():
-        files_query = _GitQuery(root, "ls-files", "--cached", "--others",
-                                "--exclude-standard", "-z")
-        head_query = _GitQuery(root, "rev-parse", "--verify", "--quiet", "HEAD")
+    # Asked at any depth: below a work tree's top, ls-files lists the files under ``root``
+    # relative to it; outside any work tree both fail and the walk is a plain folder's.
+    files_query = _GitQuery(root, "ls-files", "--cached", "--others", "--exclude-standard",
+                            "-z")
+    head_query = _GitQuery(root, "rev-parse", "--verify", "--quiet", "HEAD")
     candidates: list[tuple[str, str]] = []  # (relative path, full path)
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         rel_dir = os.path.relpath(dirpath, root)
@@ -111,14 +105,11 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
         candidates.extend((rel_dir + name, os.path.join(dirpath, name))
                           for name in sorted(filenames) if is_doc_path(name))
     visible: set[str] | None = None
-    if files_query is not None and head_query is not None:
-        listed = files_query.output()
-        if listed is not None:
-            visible = {os.fsdecode(p) for p in listed.split(b"\0") if p}
-            head = head_query.output()
-            scan.commit_hash = head.decode("ascii", "replace").strip() if head else ""
-        else:
-            head_query.output()
+    listed = files_query.output()
+    head = head_query.output()
+    if listed is not None:
+        visible = {os.fsdecode(p) for p in listed.split(b"\0") if p}
+        scan.commit_hash = head.decode("ascii", "replace").strip() if head else ""
     found: list[SourceFile] = []
     for rel, full in candidates:
         if visible is not None and rel not in visible:

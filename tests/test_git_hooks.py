@@ -254,5 +254,53 @@ def test_hook_command_errors(env: Path) -> None:
 
 def test_script_quotes_paths() -> None:
     text = hook_script("post-merge", "/opt/my env/bin/python", Path("/tmp/it's root"))
-    assert "'/opt/my env/bin/python' -m doc_index.store.git_hooks run" in text
+    assert "'/opt/my env/bin/python' -I -m doc_index.store.git_hooks run" in text
     assert "'/tmp/it'\"'\"'s root'" in text
+
+
+# Modules a pulled repository could plant at its top to be imported by a hook started there:
+# stdlib modules the hook and the build import, doc-index's own package, its dependencies.
+_PLANTED = ("argparse.py", "shlex.py", "signal.py", "subprocess.py", "json.py", "hashlib.py",
+            "tempfile.py", "dataclasses.py", "typing.py", "pathlib.py", "sitecustomize.py",
+            "doc_index/__init__.py", "git/__init__.py", "markdown_it/__init__.py",
+            "docutils/__init__.py")
+
+
+def test_hook_never_imports_the_work_trees_code(env: Path) -> None:
+    """A pull brings modules that would shadow the stdlib and doc-index itself; the hook's
+    build runs the installed doc-index (``python -I`` from /) and none of them runs."""
+    author, work = setup_repos(env)
+    root = env / "root"
+    markers = env / "markers"
+    markers.mkdir()
+    assert run_cli("hook", "install", str(work)).returncode == 0
+    for rel in _PLANTED:
+        path = author / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        name = rel.replace("/", "_")
+        path.write_text(f"open({str(markers / name)!r}, 'w').close()\n")
+    (author / "docs" / "planted.md").write_text(page("Planted", "A page next to the modules."))
+    git(author, "add", "-A")
+    git(author, "commit", "-q", "-m", "plant")
+    git(author, "push", "-q", str(author.parent / "up.git"), "main")
+    assert git(work, "pull", "-q").returncode == 0
+    deadline = time.monotonic() + 60.0  # a safety net: either event ends the wait
+    while finished_runs(work) < 1 and not os.listdir(markers):
+        assert time.monotonic() < deadline, "hook build did not finish"
+        time.sleep(0.05)
+    assert sorted(os.listdir(markers)) == []
+    assert "finished (exit 0)" in wait_runs(work, 1)
+    assert "docs/planted.md" in manifest(root)["doc_files"]
+    assert (work / "argparse.py").exists()  # the modules were there to be found
+
+
+def test_hook_run_does_not_import_the_cli(env: Path) -> None:
+    _, work = setup_repos(env)
+    root = env / "root"
+    probe = ("import sys\nfrom pathlib import Path\nfrom doc_index.store import git_hooks\n"
+             f"rc = git_hooks.run_hook('probe', Path({str(root)!r}), Path({str(work)!r}))\n"
+             "print(rc, 'doc_index.cli' in sys.modules, 'doc_index.build' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True,
+                          cwd="/", timeout=120, check=False)
+    assert done.stdout.splitlines()[-1] == "0 False False", done.stdout + done.stderr
+    assert manifest(root)["doc_files"]

@@ -182,13 +182,13 @@ def test_pull_reindexes_only_changed_files_and_equals_fresh_build(
 
     commit_b = advance(author, bare)
     read: list[str] = []
-    real_read = git_source._read_blob
+    real_read = git_source.BlobReader.read
 
-    def counting_read(repo: object, binsha: bytes) -> bytes:
-        read.append(binsha.hex())
-        return real_read(repo, binsha)  # type: ignore[arg-type]
+    def counting_read(blobs: git_source.BlobReader, sha: str) -> bytes:
+        read.append(sha)
+        return real_read(blobs, sha)
 
-    monkeypatch.setattr(git_source, "_read_blob", counting_read)
+    monkeypatch.setattr(git_source.BlobReader, "read", counting_read)
     second = build_from_git(store, source)
     changed = ["docs/guide.md", "docs/moved.md", "docs/new.md"]
     assert second.parsed == changed  # a rename is a delete plus an add

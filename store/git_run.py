@@ -1,0 +1,121 @@
+"""The one way doc-index runs git: a clean environment and repository options disabled.
+
+Every git command of the product (the work-tree queries of a directory walk, the clone
+area of git sources, the hooks) goes through :func:`run_git` or :func:`start_git`.
+
+Why not GitPython: its ``Git.execute`` starts git with ``os.environ`` plus what it is
+given and cannot remove a variable, so an inherited ``GIT_DIR`` (inside a git hook, under
+``git rebase -x``) or ``GIT_CONFIG_PARAMETERS`` still points git at another repository or
+configuration; its default object database reads blobs through a ``git cat-file`` started
+the same way, and its pure-Python ``GitDB`` backend is deprecated by GitPython itself. So
+plumbing runs here, directly, and ``git_source`` reads blobs with one ``cat-file --batch``
+started here (which also saves the 130 ms GitPython import on every git-source build).
+
+What each call gets:
+
+- the environment without any inherited ``GIT_*`` variable (``GIT_DIR``, ``GIT_WORK_TREE``,
+  ``GIT_INDEX_FILE``, ``GIT_CONFIG_*``, ``GIT_EXEC_PATH``, ``GIT_EXTERNAL_DIFF``, ...),
+  except the user's ssh choice (``GIT_SSH_COMMAND``, ``GIT_SSH``, ``GIT_SSH_VARIANT``); then
+  ``GIT_TERMINAL_PROMPT=0`` (never prompt) and the C locale (messages are classified);
+- ``--no-pager`` and ``-c`` options that override, for this call, the options with which a
+  repository's own ``.git/config`` could make git run a command: ``core.fsmonitor``
+  (``ls-files`` runs it), ``core.hooksPath=/dev/null`` (no hook runs for our own calls;
+  only ``hook install`` reads the configured value),
+  ``core.pager``, ``protocol.ext.allow`` (``ext::`` URLs run commands),
+  ``safe.bareRepository=explicit`` (a bare repository planted inside a walked directory
+  is not discovered). ``-c`` values reach the git processes git itself starts
+  (``upload-pack`` of a local source) through ``GIT_CONFIG_PARAMETERS``.
+  ``diff.external`` and textconv filters cannot be switched off with ``-c``; doc-index
+  never runs a command that diffs, so they are not reachable. ``uploadpack.packObjectsHook``
+  is honoured by git only from the user's own (system, global, command line) config.
+- ``core.sshCommand``: only the clone area fetches, from a bare clone whose config doc-index
+  wrote; ``git_source`` puts ssh in batch mode unless the user chose an ssh command.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+# The user's own choice of ssh program, kept: everything else named GIT_* is dropped.
+_KEPT_GIT_ENV = frozenset({"GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT"})
+
+_NO_HOOKS = "core.hooksPath=/dev/null"
+SAFE_OPTIONS: tuple[str, ...] = (
+    "core.fsmonitor=false",
+    "core.pager=cat",
+    "protocol.ext.allow=never",
+    "safe.bareRepository=explicit",
+)
+
+# Fetches check every object they receive (git's fsck): a tree entry named ``..``, ``/x``
+# or ``a/b`` is refused before it reaches the clone. The path check of ``scan_commit``
+# stays the first wall (a user may relax fsck for an old repository in their git config).
+FETCH_OPTIONS: tuple[str, ...] = (
+    "fetch.fsckObjects=true",
+    "transfer.fsckObjects=true",
+    "fetch.recurseSubmodules=false",
+)
+
+
+class GitResult(NamedTuple):
+    status: int
+    out: bytes
+    err: str
+
+
+def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of every git call: the user's, without what points git elsewhere."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GIT_") or k in _KEPT_GIT_ENV}
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never",
+                "LANGUAGE": "C", "LC_ALL": "C"})
+    if extra:
+        env.update(extra)
+    return env
+
+
+def git_command(args: Sequence[str], *, cwd: str | Path | None = None,
+                git_dir: str | Path | None = None, options: Sequence[str] = (),
+                read_hooks_path: bool = False) -> list[str]:
+    """``git --no-pager -c ... [-C cwd] [--git-dir=...] <args>``. ``read_hooks_path``:
+    leave ``core.hooksPath`` as configured (``hook install`` asks where hooks live)."""
+    command = ["git", "--no-pager"]
+    hooks = () if read_hooks_path else (_NO_HOOKS,)
+    for option in (*SAFE_OPTIONS, *hooks, *options):
+        command += ["-c", option]
+    if cwd is not None:
+        command += ["-C", os.fspath(cwd)]
+    if git_dir is not None:
+        command.append(f"--git-dir={os.fspath(git_dir)}")
+    return [*command, *args]
+
+
+def start_git(args: Sequence[str], *, cwd: str | Path | None = None,
+              git_dir: str | Path | None = None, options: Sequence[str] = (),
+              env: Mapping[str, str] | None = None, read_hooks_path: bool = False,
+              stdin: int = subprocess.DEVNULL,
+              stderr: int = subprocess.PIPE) -> subprocess.Popen[bytes]:
+    """Start git (stdout piped). Raises OSError when git cannot be started."""
+    return subprocess.Popen(
+        git_command(args, cwd=cwd, git_dir=git_dir, options=options,
+                    read_hooks_path=read_hooks_path),
+        stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, env=git_env(env),
+    )
+
+
+def run_git(args: Sequence[str], *, cwd: str | Path | None = None,
+            git_dir: str | Path | None = None, options: Sequence[str] = (),
+            env: Mapping[str, str] | None = None, read_hooks_path: bool = False) -> GitResult:
+    """Run git to the end; never raises for git's exit status (OSError: no git)."""
+    proc = start_git(args, cwd=cwd, git_dir=git_dir, options=options, env=env,
+                     read_hooks_path=read_hooks_path)
+    out, err = proc.communicate()
+    return GitResult(proc.returncode, out, err.decode("utf-8", "replace"))
+
+
+__all__ = ["FETCH_OPTIONS", "SAFE_OPTIONS", "GitResult", "git_command", "git_env",
+           "run_git", "start_git"]

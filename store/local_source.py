@@ -1,0 +1,56 @@
+"""A local directory's build, as a library call (the CLI and the git hook both use it).
+
+``build_from_directory`` is the directory twin of ``git_source.build_from_git``: it walks
+the directory (git's view of it when it is in a work tree, at any depth) and updates the
+cache ``local-<name>``, returning the ``BuildReport``; it prints nothing.
+``summary_lines`` renders a report as the one-screen summary both callers print.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..printable import printable
+from .index_store import BuildReport, IndexStore, Progress, warm_worker
+from .sources import DEFAULT_MAX_BYTES, scan_directory
+
+SHOWN_SKIPPED = 20
+
+
+def build_from_directory(store: IndexStore, directory: Path, *, name: str | None = None,
+                         full: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
+                         progress: Progress | None = None) -> BuildReport:
+    """Build or update the cache ``local-<name>`` (default name: the directory's)."""
+    directory = directory.resolve()
+    repo_name = name or directory.name
+    key = f"local-{repo_name}"
+    warm = warm_worker(store, key, full)  # imports the parsers during the walk
+    try:
+        scan = scan_directory(directory, max_bytes=max_bytes)
+        return store.update_index(key, "local", repo_name, scan, full=full,
+                                  progress=progress, warm=warm)
+    finally:
+        if warm is not None:
+            warm.close()
+
+
+def summary_lines(report: BuildReport, seconds: float) -> list[str]:
+    """The one-screen build summary, every name escaped (``printable``)."""
+    state = "built" if report.written else "up to date"
+    kind = " (full)" if report.full and report.written else ""
+    lines = [
+        f"{printable(report.key)}: {state}{kind} -> {printable(report.cache_dir)}",
+        f"  files: {len(report.added)} added, {len(report.changed)} changed, "
+        f"{len(report.removed)} removed, {len(report.unchanged)} unchanged, "
+        f"{len(report.skipped)} skipped",
+    ]
+    lines += [f"  skipped {printable(path)}: {printable(reason)}"
+              for path, reason in report.skipped[:SHOWN_SKIPPED]]
+    if len(report.skipped) > SHOWN_SKIPPED:
+        lines.append(f"  ... and {len(report.skipped) - SHOWN_SKIPPED} more skipped")
+    lines.append(f"  sections: {report.sections} ({report.tokens} tokens)")
+    lines.append(f"  time: {seconds:.2f} s")
+    return lines
+
+
+__all__ = ["build_from_directory", "summary_lines"]

@@ -1,0 +1,371 @@
+"""Untrusted git repositories (issue 11 items 1, 3, 12; issue 12's git bugs).
+
+Real repositories, real ``doc-index build`` processes: a crafted tree cannot write outside
+the cache root, a work tree's ``.git/config`` cannot make git run a command, an inherited
+``GIT_DIR`` does not point the build at another repository, a URL's token is neither
+printed nor stored, and a directory below a work tree's top takes git's view.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import http.server
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from doc_index.store.git_source import redact
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.conftest import run_cli
+
+
+def git(cwd: Path, *args: str, input: bytes | None = None) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, input=input,
+                          check=False, timeout=60)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr!r}"
+    return done.stdout.decode().strip()
+
+
+def make_repo(path: Path, files: dict[str, str]) -> str:
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    for rel, text in files.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "A")
+    return git(path, "rev-parse", "HEAD")
+
+
+def manifest(cache: Path) -> dict:
+    return json.loads((cache / "manifest.json").read_bytes())
+
+
+def everything_under(top: Path) -> set[str]:
+    return {p.relative_to(top).as_posix() for p in top.rglob("*")}
+
+
+# --- item 3: a work tree's git config runs nothing --------------------------------------------
+
+HOOK_NAMES = ("reference-transaction", "post-index-change", "pre-commit", "post-checkout",
+              "post-merge", "pre-auto-gc", "fsmonitor-watchman")
+
+
+def poisoned_work_tree(base: Path, markers: Path) -> Path:
+    """A work tree whose ``.git/config`` points every command-running option at a script
+    that leaves a marker file named after the option."""
+    markers.mkdir()
+    proj = base / "proj"
+    make_repo(proj, {"README.md": "# Project\n\nHello.\n", "docs/guide.md": "# Guide\n\nText.\n"})
+    hooks = base / "evil-hooks"
+    hooks.mkdir()
+
+    def script(name: str) -> str:
+        path = base / f"evil-{name}.sh"
+        path.write_text(f"#!/bin/sh\ntouch '{markers}/{name}'\ncat >/dev/null\nexit 0\n")
+        path.chmod(0o755)
+        return str(path)
+
+    for hook in HOOK_NAMES:
+        (hooks / hook).write_text(f"#!/bin/sh\ntouch '{markers}/hook-{hook}'\n")
+        (hooks / hook).chmod(0o755)
+    for key in ("core.fsmonitor", "diff.external", "core.pager", "core.sshCommand",
+                "core.askPass", "credential.helper", "core.editor", "sequence.editor",
+                "gpg.program"):
+        git(proj, "config", key, script(key))
+    git(proj, "config", "core.hooksPath", str(hooks))
+    git(proj, "config", "pager.ls-files", script("pager.ls-files"))
+    return proj
+
+
+def test_work_tree_config_runs_no_command(env: Path) -> None:
+    markers = env / "markers"
+    proj = poisoned_work_tree(env, markers)
+    # the poison is live: plain git on this work tree runs it
+    subprocess.run(["git", "ls-files"], cwd=proj, capture_output=True, check=False, timeout=60)
+    assert (markers / "core.fsmonitor").exists()
+    (markers / "core.fsmonitor").unlink()
+
+    root = env / "root"
+    for source in (proj, proj / "docs"):  # the top, and a directory below it
+        done = run_cli("build", str(source), "--root", str(root))
+        assert done.returncode == 0, done.stderr
+    assert sorted(os.listdir(markers)) == []
+    m = manifest(root / "local-proj")
+    assert m["doc_files"] == ["README.md", "docs/guide.md"]
+    assert m["commit_hash"] == git(proj, "rev-parse", "HEAD")
+
+
+# --- issue 12: an inherited GIT_DIR ---------------------------------------------------------
+
+def test_inherited_git_dir_points_nowhere(env: Path) -> None:
+    """As inside a git hook or ``git rebase -x``: GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE and
+    GIT_CONFIG_* of another repository reach neither a git-URL build nor a local one."""
+    author = env / "author"
+    head = make_repo(author, {"README.md": "# Widgets\n\nWidgets for all.\n"})
+    bare = env / "srv" / "acme" / "widgets.git"
+    bare.parent.mkdir(parents=True)
+    git(env, "clone", "-q", "--bare", str(author), str(bare))
+    other = env / "other"
+    make_repo(other, {"OTHER.md": "# Other\n\nNot this one.\n"})
+    foreign = {
+        "GIT_DIR": str(other / ".git"), "GIT_WORK_TREE": str(other),
+        "GIT_INDEX_FILE": str(other / ".git" / "index"),
+        "GIT_OBJECT_DIRECTORY": str(other / ".git" / "objects"),
+        "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor",
+        "GIT_CONFIG_VALUE_0": f"touch {env / 'marker'}",
+        "GIT_CONFIG_PARAMETERS": f"'core.fsmonitor'='touch {env / 'marker2'}'",
+    }
+    root = env / "root"
+    done = run_cli("build", bare.as_uri(), "--root", str(root), env=foreign)
+    assert done.returncode == 0, done.stderr
+    m = manifest(root / "acme-widgets")
+    assert (m["commit_hash"], m["doc_files"]) == (head, ["README.md"])
+    done = run_cli("build", str(author), "--root", str(root), env=foreign)
+    assert done.returncode == 0, done.stderr
+    m = manifest(root / "local-author")
+    assert (m["commit_hash"], m["doc_files"]) == (head, ["README.md"])
+    assert not (env / "marker").exists() and not (env / "marker2").exists()
+
+
+# --- item 1: a crafted tree cannot write outside the root ------------------------------------
+
+def _tree(repo: Path, entries: list[tuple[bytes, bytes, str]]) -> str:
+    """A tree object written as given (``--literally``: git checks nothing), entries in
+    git's order (a subtree sorts as if its name ended with ``/``)."""
+    def order(entry: tuple[bytes, bytes, str]) -> bytes:
+        return entry[1] + (b"/" if entry[0] == b"40000" else b"")
+
+    data = b"".join(mode + b" " + name + b"\0" + bytes.fromhex(sha)
+                    for mode, name, sha in sorted(entries, key=order))
+    return git(repo, "hash-object", "-t", "tree", "--literally", "-w", "--stdin", input=data)
+
+
+def _nested(repo: Path, components: list[bytes], blob: str) -> tuple[bytes, bytes, str]:
+    """The tree entry for ``components[0]/.../components[-1]`` as nested trees."""
+    if len(components) == 1:
+        return (b"100644", components[0], blob)
+    inner = _nested(repo, components[1:], blob)
+    return (b"40000", components[0], _tree(repo, [inner]))
+
+
+def evil_repo(base: Path, target: Path) -> Path:
+    """A bare repository whose one commit holds ``good.md`` beside entries that name files
+    in ``target`` (outside anything doc-index owns): one entry named
+    ``../../…/<target>/PWNED.md``, one ``/<target>/ABS.md``, a ``docs`` tree with a chain
+    of ``..`` subtrees down to ``<target>/NESTED.md``, and a name with an ESC in it."""
+    bare = base / "srv" / "mallory" / "evil.git"
+    bare.parent.mkdir(parents=True)
+    git(base, "init", "-q", "--bare", "-b", "main", str(bare))
+    pwned = git(bare, "hash-object", "-w", "--stdin", input=b"# Pwned\n\nOutside.\n")
+    good = git(bare, "hash-object", "-w", "--stdin", input=b"# Good\n\nA good page.\n")
+    up = "../" * 16  # more than enough to reach / from anywhere
+    inside = str(target).lstrip("/").encode()
+    entries = [
+        (b"100644", f"{up}{target.relative_to('/')}/PWNED.md".encode(), pwned),
+        (b"100644", f"{target}/ABS.md".encode(), pwned),
+        (b"100644", b"good.md", good),
+        _nested(bare, [b"docs"] + [b".."] * 16 + inside.split(b"/") + [b"NESTED.md"], pwned),
+        (b"100644", b"\x1b[2J/../esc.md", pwned),
+    ]
+    commit = git(bare, "commit-tree", _tree(bare, entries), "-m", "evil", input=b"")
+    git(bare, "update-ref", "refs/heads/main", commit)
+    return bare
+
+
+def test_crafted_tree_is_refused_by_fsck(env: Path) -> None:
+    target = env / "x"
+    bare = evil_repo(env, target)
+    root = env / "root"
+    done = run_cli("build", bare.as_uri(), "--root", str(root))
+    assert done.returncode == 6, done.stderr
+    lines = done.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: refused file://"), lines
+    assert "fsck" in lines[0] and "Traceback" not in lines[0]
+    assert not target.exists()
+    assert not (root / "mallory-evil").exists()
+
+
+def _relax_fsck(home: Path) -> None:
+    """The user's own git config lets the crafted names through git's fsck (as a user
+    might for an old repository): doc-index's own check must still hold."""
+    (home / ".gitconfig").write_text(
+        "[fetch \"fsck\"]\n\tfullPathname = ignore\n\thasDotdot = ignore\n")
+
+
+def test_crafted_tree_entries_are_skipped_and_reported(env: Path) -> None:
+    target = env / "x"
+    bare = evil_repo(env, target)
+    _relax_fsck(env / "home")
+    root = env / "root"
+    for _ in range(2):  # and every rebuild
+        done = run_cli("build", bare.as_uri(), "--root", str(root))
+        assert done.returncode == 0, done.stderr
+        assert not target.exists()
+    err = done.stderr.decode()
+    up = "../" * 16
+    assert f"skipped {up}{str(target)[1:]}/PWNED.md: file name leaves its directory" in err
+    assert f"skipped {target}/ABS.md: absolute file name" in err
+    assert f"skipped docs/{up}{str(target)[1:]}/NESTED.md: file name leaves" in err
+    assert "skipped '\\x1b[2J/../esc.md': file name leaves its directory" in err
+    assert "\x1b" not in err
+    assert manifest(root / "mallory-evil")["doc_files"] == ["good.md"]
+    assert not [p for p in everything_under(env) if p.endswith(("PWNED.md", "ABS.md",
+                                                                 "NESTED.md"))]
+
+
+def test_scan_commit_validates_every_entry(env: Path) -> None:
+    from doc_index.store.git_source import BlobReader, scan_commit
+
+    target = env / "x"
+    bare = evil_repo(env, target)
+    blobs = BlobReader(bare)
+    try:
+        scan = scan_commit(bare, git(bare, "rev-parse", "main"), blobs)
+        assert [f.path for f in scan.files] == ["good.md"]
+        assert scan.files[0].read() == b"# Good\n\nA good page.\n"
+    finally:
+        blobs.close()
+    reasons = dict(scan.skipped)
+    assert reasons[f"{target}/ABS.md"] == "absolute file name"
+    assert len(scan.skipped) == 4
+    assert {r for r in reasons.values()} == {"absolute file name",
+                                             "file name leaves its directory"}
+
+
+# --- item 12: credentials -------------------------------------------------------------------
+
+_SCHEMES = st.from_regex(r"[A-Za-z][A-Za-z0-9+.-]{0,8}", fullmatch=True)
+_USER = st.text(st.characters(blacklist_characters="/@: \t\r\n\x0b\x0c\x1c\x1d\x1e\x1f\x85"
+                              "\xa0\u1680\u2028\u2029\u3000", blacklist_categories=("Zs", "Cc")),
+                min_size=1, max_size=12)
+# Unencoded URL delimiters are what broke redaction: draw them often.
+_PASSWORD = st.text(st.sampled_from("/@:?#%'") | st.characters(
+    blacklist_categories=("Zs", "Zl", "Zp", "Cc"), blacklist_characters="\x1c\x1d\x1e\x1f\x85"),
+    min_size=1, max_size=16)
+
+
+@given(scheme=_SCHEMES, user=_USER, password=_PASSWORD)
+def test_redact_hides_any_password(scheme: str, user: str, password: str) -> None:
+    url = f"{scheme}://{user}:{password}@example.com:8443/acme/widgets.git"
+    text = f"fatal: unable to access '{url}/': Failed to connect"
+    assert redact(text) == (f"fatal: unable to access '{scheme}://example.com:8443/acme/"
+                            "widgets.git/': Failed to connect")
+
+
+@pytest.mark.parametrize(("text", "clean"), [
+    ("HTTP://user:tok@host/a/b.git", "HTTP://host/a/b.git"),
+    ("Https://tok@host/a/b.git", "Https://host/a/b.git"),
+    ("http://user:pa/ss@host/a/b.git", "http://host/a/b.git"),
+    ("http://user:p@ss@host/a/b.git", "http://host/a/b.git"),
+    ("see https://u:p@h/x and ssh://git@h:22/y", "see https://h/x and ssh://h:22/y"),
+    ("git@github.com:acme/widgets.git", "git@github.com:acme/widgets.git"),
+    ("https://host/acme/widgets@v1.git", "https://host/acme/widgets@v1.git"),
+])
+def test_redact_table(text: str, clean: str) -> None:
+    assert redact(text) == clean
+
+
+@pytest.mark.parametrize("url", [
+    "HTTP://user:s3cret@127.0.0.1:1/acme/widgets.git",
+    "http://user:s3/cret@127.0.0.1:1/acme/widgets.git",
+    "hTTps://s3cret@127.0.0.1:1/acme/widgets.git",
+])
+def test_credentials_never_printed(env: Path, url: str) -> None:
+    done = run_cli("build", url, "--root", str(env / "root"))
+    assert done.returncode == 6
+    err = done.stderr.decode()
+    assert err.startswith("error: ") and len(err.splitlines()) == 1, err
+    assert "s3" not in err and "cret" not in err and "user" not in err, err
+
+
+class _DumbGitWithAuth(http.server.SimpleHTTPRequestHandler):
+    """Serves bare repositories over git's dumb HTTP protocol, to Basic auth only."""
+
+    expected = ""
+    authorized: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.headers.get("Authorization") != f"Basic {self.expected}":
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="git"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.authorized.append(self.path)
+        super().do_GET()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def dumb_server(env: Path) -> Iterator[tuple[str, Path]]:
+    srv = env / "srv"
+    srv.mkdir()
+    _DumbGitWithAuth.expected = base64.b64encode(b"user:s3cret").decode()
+    handler = functools.partial(_DumbGitWithAuth, directory=str(srv))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}", srv
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_token_is_used_per_fetch_and_never_stored(env: Path,
+                                                  dumb_server: tuple[str, Path]) -> None:
+    where, srv = dumb_server
+    author = env / "author"
+    make_repo(author, {"README.md": "# Widgets\n\nWidgets for all.\n"})
+    bare = srv / "acme" / "widgets.git"
+    bare.parent.mkdir(parents=True)
+    git(env, "clone", "-q", "--bare", str(author), str(bare))
+    git(bare, "update-server-info")
+    root = env / "root"
+    url = f"http://user:s3cret@{where}/acme/widgets.git"
+    for _ in range(2):  # the first clone, then a fetch into it
+        done = run_cli("build", url, "--root", str(root))
+        assert done.returncode == 0, done.stderr
+        assert b"s3cret" not in done.stderr
+    assert _DumbGitWithAuth.authorized  # the token did reach the server
+    (clone,) = (env / "xdg" / "doc-index" / "clones").iterdir()
+    assert git(clone, "config", "--get", "remote.origin.url") == f"http://{where}/acme/widgets.git"
+    for path in [*clone.rglob("*"), *root.rglob("*")]:
+        if path.is_file():
+            assert b"s3cret" not in path.read_bytes(), path
+    assert not stat.S_IMODE((clone / "config").stat().st_mode) & 0o022
+
+
+# --- issue 12: a directory below a work tree's top ------------------------------------------
+
+def test_directory_below_work_tree_top_takes_gits_view(env: Path) -> None:
+    proj = env / "proj"
+    head = make_repo(proj, {".gitignore": "docs/draft.md\ndocs/private/\n",
+                            "README.md": "# Project\n",
+                            "docs/guide.md": "# Guide\n\nTracked.\n"})
+    (proj / "docs" / "draft.md").write_text("# Draft\n\nIgnored.\n")
+    (proj / "docs" / "private").mkdir()
+    (proj / "docs" / "private" / "notes.md").write_text("# Notes\n\nIgnored.\n")
+    (proj / "docs" / "new.md").write_text("# New\n\nUntracked, not ignored.\n")
+    root = env / "root"
+    work = env / "elsewhere"
+    work.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "doc_index.cli", "build", "../proj/docs", "--root", str(root)],
+        cwd=work, capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    m = manifest(root / "local-docs")
+    assert m["doc_files"] == ["guide.md", "new.md"]
+    assert m["commit_hash"] == head
