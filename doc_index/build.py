@@ -78,6 +78,10 @@ def print_summary(report: BuildReport, seconds: float) -> None:
         print(f"  skipped {path}: {reason}", file=out)
     if len(report.skipped) > 20:
         print(f"  ... and {len(report.skipped) - 20} more skipped", file=out)
+    for path, note in report.notes[:20]:
+        print(f"  note {path}: {note}", file=out)
+    if len(report.notes) > 20:
+        print(f"  ... and {len(report.notes) - 20} more notes", file=out)
     print(f"  sections: {report.sections} ({report.tokens} tokens)", file=out)
     print(f"  time: {seconds:.2f} s", file=out)
 

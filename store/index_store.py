@@ -32,7 +32,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..indexer.ids import IdAssigner, heading_slug, section_path
 from ..indexer.model import ParsedFile, unpack_tf
-from ..indexer.versions import ANALYZER_VERSION, PART_TOKENS, TOKENIZER_VERSION
+from ..indexer.versions import (
+    ANALYZER_VERSION,
+    MAX_SECTIONS_PER_FILE,
+    PART_TOKENS,
+    TOKENIZER_VERSION,
+)
 from . import commit as commit_mod
 from .lock import BuildLock
 from .manifest import (
@@ -66,6 +71,7 @@ BUILD_CONFIG: dict[str, Any] = {
     "analyzer": ANALYZER_VERSION,
     "tokens": TOKENIZER_VERSION,
     "part_tokens": PART_TOKENS,
+    "max_sections": MAX_SECTIONS_PER_FILE,
 }
 
 Progress = Callable[[int, int], None]
@@ -107,6 +113,7 @@ class BuildReport:
         self.unchanged: list[str] = []
         self.skipped: list[tuple[str, str]] = skipped if skipped is not None else []
         self.parsed: list[str] = []
+        self.notes: list[tuple[str, str]] = []  # (file, what the indexer did to it)
         self.sections = 0
         self.tokens = 0
         self.seconds = 0.0
@@ -389,6 +396,8 @@ class IndexStore:
                         _drop(report, path)
                         continue
                     report.parsed.append(path)
+                    if result.note:
+                        report.notes.append((path, result.note))
                     writer.add_file(result.raw_digest, len(result.sections))
                     for entry in _fresh_file(result, ids, writer):
                         version.add(entry["id"], entry["version"])
@@ -535,6 +544,7 @@ def _restart(report: BuildReport, scan: Scan) -> None:
     """Reset ``report`` for a full build of ``scan`` after an incremental one gave up."""
     report.added = [f.path for f in scan.files]
     report.changed, report.removed, report.unchanged, report.parsed = [], [], [], []
+    report.notes = []
     added = set(report.added)
     report.skipped = [s for s in report.skipped if s[0] not in added]
     report.tokens = 0

@@ -1,0 +1,117 @@
+"""Resource limits (issue 11, item 6): what one pathological file, cache or query may cost.
+
+Work is counted (sections, set lookups, parsed lines, bytes), never timed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import manifest, run_cli, write_tree
+from doc_index.indexer.document import index_file
+from doc_index.indexer.ids import IdAssigner
+from doc_index.indexer.markdown import parse_markdown
+from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
+
+CAP = MAX_SECTIONS_PER_FILE
+
+
+def _headings(n: int, start: int = 0) -> str:
+    return "".join(f"# Heading {i}\n\ntext {i}\n\n" for i in range(start, start + n))
+
+
+# -- a: sections per file --------------------------------------------------------------------
+
+def test_sections_beyond_the_cap_merge_into_the_last_kept_one(tmp_path: Path) -> None:
+    extra = 40
+    text = "intro\n\n" + _headings(CAP - 1 + extra)  # a root section, then the headings
+    src = write_tree(tmp_path / "src", {"big.md": text, "small.md": "# Small\n\nbody\n"})
+    root = tmp_path / "root"
+    done = run_cli("build", str(src), "--root", str(root), "--name", "p")
+    assert done.returncode == 0, done.stderr
+    stderr = done.stderr.decode()
+    line = text[: text.index(f"# Heading {CAP - 1}\n")].count("\n") + 1
+    assert (f"note big.md: more than {CAP} sections: the rest, from line {line}, merged into "
+            "the last one") in stderr
+    sections = [s for s in manifest(root / "local-p")["sections"] if s["file"] == "big.md"]
+    assert len(sections) == CAP
+    last = sections[-1]
+    assert last["title"] == f"Heading {CAP - 2}"
+    assert last["byte_offset"] + last["byte_length"] == len(text.encode())
+
+    # The sections before the cap are those of the file cut at the cap, ids included.
+    cut = text[: text.index(f"# Heading {CAP - 1}\n")]
+    src2 = write_tree(tmp_path / "src2", {"big.md": cut, "small.md": "# Small\n\nbody\n"})
+    assert run_cli("build", str(src2), "--root", str(root), "--name", "q").returncode == 0
+    uncapped = [s for s in manifest(root / "local-q")["sections"] if s["file"] == "big.md"]
+    assert len(uncapped) == CAP
+    keys = ("id", "path", "title", "depth", "parent", "byte_offset")
+    assert [[s[k] for k in keys] for s in sections] == [[s[k] for k in keys] for s in uncapped]
+    assert sections[:-1] == uncapped[:-1]
+
+
+def test_a_file_of_heading_lines_is_parsed_by_prefixes_only() -> None:
+    """2,000,000 lines of ``# h``: markdown-it-py sees only a few times the kept headings
+    (the whole file would cost it about 3 GB)."""
+    from doc_index.indexer import markdown
+
+    seen: list[int] = []
+    parser = markdown._block_parser()
+    real_parse = parser.parse
+
+    def counting_parse(src: str, env: object = None) -> list:
+        seen.append(src.count("\n"))
+        return real_parse(src, env)
+
+    parser.parse = counting_parse  # type: ignore[method-assign]
+    try:
+        parsed = index_file("big.md", b"# h\n" * 2_000_000)
+    finally:
+        del parser.parse
+    assert len(parsed.sections) == CAP
+    assert parsed.note
+    assert sum(seen) <= 8 * CAP
+
+
+def test_prefix_parsing_finds_the_headings_of_the_whole_parse() -> None:
+    """Blocks that can cross a prefix's end (fences, HTML blocks, setext headings, block
+    quotes, paragraphs) near every cut: the first ``limit + 1`` blocks never change."""
+    pieces = [
+        "# A\n\ntext\n", "```\n# not a heading\n", "# still code\n```\n", "Setext\n",
+        "======\n", "<div>\n# html\n\n", "> # quoted\n> more\n", "para\nlazy\n---\n",
+        "## B {#b}\n", "~~~\n", "# x\n", "~~~\n", "# C\n", "text\n\n",
+    ]
+    text = "".join(pieces * 6)
+    data = text.encode()
+    whole = parse_markdown(text, data)
+    for limit in range(1, len(whole) - 1):
+        got = parse_markdown(text, data, limit)
+        assert [b[:4] for b in got[: limit + 1]] == [b[:4] for b in whole[: limit + 1]]
+
+
+def test_equal_headings_get_their_ids_in_linear_work() -> None:
+    class CountingSet(set):
+        lookups = 0
+
+        def __contains__(self, item: object) -> bool:
+            CountingSet.lookups += 1
+            return super().__contains__(item)
+
+    ids = IdAssigner()
+    ids.used = CountingSet()
+    n = 3000
+    got = ids.assign("big.md", [("heading", "h", "abcdef")] * n)
+    assert got[:4] == ["big-h", "big-h-abcdef", "big-h-abcdef-2", "big-h-abcdef-3"]
+    assert got[-1] == f"big-h-abcdef-{n - 1}"
+    assert len(set(got)) == n
+    assert CountingSet.lookups <= 4 * n
+
+
+def test_summary_note_is_json_free_and_cache_is_valid(tmp_path: Path) -> None:
+    src = write_tree(tmp_path / "src", {"big.md": "# h\n" * (CAP + 10)})
+    root = tmp_path / "root"
+    assert run_cli("build", str(src), "--root", str(root), "--name", "h").returncode == 0
+    done = run_cli("resolve", "local-h", "h", "--budget", "100", "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["selection"]["documents_considered"] == CAP
