@@ -8,11 +8,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import manifest, run_cli, write_tree
 from doc_index.indexer.document import index_file
 from doc_index.indexer.ids import IdAssigner
 from doc_index.indexer.markdown import parse_markdown
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
+from doc_index.server import tools, v0_selection
+from doc_index.server.errors import ContextError
+from doc_index.server.query_limits import (
+    MAX_QUERY_BYTES,
+    WHY_MAX_TERM_CHARS,
+    WHY_MAX_TERMS,
+    why_terms,
+)
 
 CAP = MAX_SECTIONS_PER_FILE
 
@@ -115,3 +124,83 @@ def test_summary_note_is_json_free_and_cache_is_valid(tmp_path: Path) -> None:
     done = run_cli("resolve", "local-h", "h", "--budget", "100", "--root", str(root))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["selection"]["documents_considered"] == CAP
+
+
+# -- d: one query cap for every cache kind ---------------------------------------------------
+
+def _v0_cache(tmp_path: Path, files: dict[str, str]) -> Path:
+    src = write_tree(tmp_path / "v0-src", files)
+    cache = tmp_path / "v0-cache"
+    done = run_cli("build", "--sources", str(src), "--cache", str(cache),
+                   module="doc_index.server.context_cli")
+    assert done.returncode == 0, done.stderr
+    return cache
+
+
+def test_a_4_mb_query_on_a_v0_cache_is_invalid_before_any_document_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cache = _v0_cache(tmp_path, {f"d{i}.md": f"word{i} shared text\n" for i in range(30)})
+    split_calls: list[int] = []
+    real_split = v0_selection.split_white_space
+
+    def counting_split(text: str) -> list[str]:
+        split_calls.append(len(text))
+        return real_split(text)
+
+    monkeypatch.setattr(v0_selection, "split_white_space", counting_split)
+    with pytest.raises(ContextError) as err:
+        tools.resolve(cache, "word1 " * 700_000, 2000)
+    assert err.value.code == "invalid_query"
+    assert split_calls == []  # neither the query nor any document was split
+    # At the cap, the query is still answered (as on native caches).
+    query = ("word1 " * 700)[:MAX_QUERY_BYTES]
+    assert json.loads(tools.resolve(cache, query, 2000))["documents"]
+
+
+def test_the_cli_and_the_mcp_text_agree_on_the_v0_query_cap(tmp_path: Path) -> None:
+    cache = _v0_cache(tmp_path, {"a.md": "alpha\n"})
+    done = run_cli("resolve", "--cache", str(cache), "--query", "w " * 2100, "--budget", "5",
+                   module="doc_index.server.context_cli")
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert done.stderr.decode().startswith("error: ")
+
+
+# -- e: the response is bounded by the budget ------------------------------------------------
+
+def _distinct_words_query(prefix: str) -> str:
+    query = " ".join(f"{prefix}{i}" for i in range(1000))
+    return query[:MAX_QUERY_BYTES].rsplit(" ", 1)[0]
+
+
+def test_a_4_kb_query_answers_within_a_bound_of_the_budget_native(tmp_path: Path) -> None:
+    """3,000 small sections that each hold one word of the query: 180 of them fit in 2,000
+    tokens, and each names at most WHY_MAX_TERMS query terms (it was every one of the
+    query's 935 terms: 1.4 MB)."""
+    text = "".join(f"# Topic {i}\n\nalpha{i} beta{i} shared\n\n" for i in range(3000))
+    src = write_tree(tmp_path / "src", {"a.md": text})
+    root = tmp_path / "root"
+    assert run_cli("build", str(src), "--root", str(root), "--name", "m").returncode == 0
+    budget = 2000
+    answer = tools.resolve(root / "local-m", _distinct_words_query("alpha"), budget)
+    result = json.loads(answer)
+    assert result["selection"]["documents_selected"] > 100
+    for doc in result["documents"]:
+        assert len(doc["why"]["query_terms"]) == WHY_MAX_TERMS
+    assert len(answer.encode()) <= 64 * budget + 2 * MAX_QUERY_BYTES
+
+
+def test_a_4_kb_query_names_at_most_the_capped_terms_v0(tmp_path: Path) -> None:
+    cache = _v0_cache(tmp_path, {f"d{i}.md": f"alpha{i} text\n" for i in range(400)})
+    result = json.loads(tools.resolve(cache, _distinct_words_query("alpha"), 2000))
+    assert len(result["documents"]) == 400
+    for doc in result["documents"]:
+        terms = doc["why"]["query_terms"]
+        assert terms == [f"alpha{i}" for i in range(WHY_MAX_TERMS)]
+
+
+def test_why_terms_are_cut_to_their_cap() -> None:
+    long_term = "x" * 500
+    assert why_terms([long_term] * 100) == ["x" * WHY_MAX_TERM_CHARS] * WHY_MAX_TERMS
+    assert why_terms(["a", "b"]) == ["a", "b"]
