@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec
 
+from ..store.manifest import MAX_MANIFEST_BYTES
 from .errors import CacheReplaced, ContextError
 from .jsonout import dumps
 from .v0_cache import V0Cache, load_v0_cache, parse_json
@@ -114,7 +115,7 @@ def resolve(
 def load_for_resolve(cache_dir: Path) -> Any:
     """The loaded cache behind ``cache_dir``: a :class:`V0Cache` or a ``NativeCache``."""
     try:
-        data = (cache_dir / MANIFEST).read_bytes()
+        data = _read_manifest(cache_dir / MANIFEST)
     except (FileNotFoundError, NotADirectoryError):
         raise ContextError("cache_missing", "no manifest.json") from None
     except IsADirectoryError:
@@ -128,8 +129,20 @@ def load_for_resolve(cache_dir: Path) -> Any:
     if isinstance(manifest, dict) and "index_version" in manifest:
         from .native_cache import load_native_cache
 
+        data = manifest = None  # the native loader reads it again: never hold two copies
         return load_native_cache(cache_dir)
     raise ContextError("cache_invalid", "manifest is neither a v0 nor a native manifest")
+
+
+def _read_manifest(path: Path) -> bytes:
+    """The manifest's bytes; cache_invalid, without reading on, past MAX_MANIFEST_BYTES
+    (what a build writes at most): a cache's first resolve costs at most that much."""
+    with open(path, "rb") as fh:
+        too_big = os.fstat(fh.fileno()).st_size > MAX_MANIFEST_BYTES
+        data = b"" if too_big else fh.read(MAX_MANIFEST_BYTES + 1)
+    if too_big or len(data) > MAX_MANIFEST_BYTES:
+        raise ContextError("cache_invalid", f"manifest.json is over {MAX_MANIFEST_BYTES} bytes")
+    return data
 
 
 @_spec_errors

@@ -22,6 +22,7 @@ from doc_index.server.query_limits import (
     WHY_MAX_TERMS,
     why_terms,
 )
+from doc_index.store.manifest import MAX_MANIFEST_BYTES
 
 CAP = MAX_SECTIONS_PER_FILE
 
@@ -204,3 +205,52 @@ def test_why_terms_are_cut_to_their_cap() -> None:
     long_term = "x" * 500
     assert why_terms([long_term] * 100) == ["x" * WHY_MAX_TERM_CHARS] * WHY_MAX_TERMS
     assert why_terms(["a", "b"]) == ["a", "b"]
+
+
+# -- b, c: the size of a cache's manifest ---------------------------------------------------
+
+def test_a_manifest_over_the_limit_is_invalid_without_being_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cache = tmp_path / "huge"
+    cache.mkdir()
+    with open(cache / "manifest.json", "wb") as fh:
+        fh.write(b'{"index_version":1,"sections":[')
+        fh.truncate(MAX_MANIFEST_BYTES + 1)  # sparse: no disk, and no JSON either
+    parsed: list[int] = []
+    real_parse = tools.parse_json
+    monkeypatch.setattr(tools, "parse_json", lambda data: parsed.append(len(data)) or
+                        real_parse(data))
+    with pytest.raises(ContextError) as err:
+        tools.resolve(cache, "anything", 2000)
+    assert err.value.code == "cache_invalid"
+    assert parsed == []
+
+
+def test_a_build_whose_manifest_would_exceed_the_limit_fails_and_keeps_the_live_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from doc_index.store import manifest as manifest_mod
+
+    from doc_index import build as build_mod
+
+    src = write_tree(tmp_path / "src", {"a.md": _headings(20)})
+    root = tmp_path / "root"
+    assert build_mod.run_build(str(src), root, name="p") == 0
+    before = (root / "local-p" / "manifest.json").read_bytes()
+    limit = len(before) + 2000
+    monkeypatch.setattr(manifest_mod, "MAX_MANIFEST_BYTES", limit)
+    write_tree(src, {"b.md": _headings(200)})  # the sections alone pass the limit
+    capsys.readouterr()
+    assert build_mod.run_build(str(src), root, name="p") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: the cache would have a manifest over ") and err.count("\n") == 1
+    assert (root / "local-p" / "manifest.json").read_bytes() == before
+    write_tree(src, {"b.md": _headings(9)})  # the sections fit, the whole manifest does not
+    monkeypatch.setattr(manifest_mod, "MAX_MANIFEST_BYTES", len(before) + 1500)
+    assert build_mod.run_build(str(src), root, name="p") == 1
+    assert (root / "local-p" / "manifest.json").read_bytes() == before
+    left = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    assert [p for p in left if not p.endswith(".lock")] == ["local-p/a.md",
+                                                           "local-p/manifest.json",
+                                                           "local-p/search.idx"]
