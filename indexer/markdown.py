@@ -36,12 +36,13 @@ def _block_parser() -> MarkdownIt:
 _LIST_MARKER = re.compile(r"^ {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 
 
-def _is_heading(tok: Token, lines: list[str]) -> bool:
+def _is_heading(tok: Token, data: bytes, lines: LineIndex) -> bool:
     """False for a setext "heading" whose text is a list item: with lists parsed, that
     line is a list item and its underline a thematic break or lazy text."""
     if tok.markup not in ("=", "-") or tok.map is None:
         return True
-    return not _LIST_MARKER.match(lines[tok.map[0]])
+    line = data[lines.offset(tok.map[0]) : lines.offset(tok.map[0] + 1)]
+    return not _LIST_MARKER.match(line.decode("utf-8"))
 
 
 @lru_cache(maxsize=1)
@@ -81,7 +82,7 @@ def parse_markdown(text: str, data: bytes, limit: int | None = None) -> list[Blo
     if fm_lines:
         # Keep line numbers: blank out the front matter instead of cutting it.
         text = "\n" * fm_lines + text[len(data[:body_start].decode("utf-8")) :]
-    headings = _headings(text, lines, limit)
+    headings = _headings(text, data, lines, limit)
     if not headings:
         return part_blocks(data, body_start, fenced=True)
     blocks: list[Block] = []
@@ -97,7 +98,8 @@ def parse_markdown(text: str, data: bytes, limit: int | None = None) -> list[Blo
 _HEADING_LIKE = re.compile(r"^ {0,3}(?:#{1,6}(?:[ \t]|$)|=+[ \t]*$|-+[ \t]*$)", re.MULTILINE)
 
 
-def _headings(text: str, lines: LineIndex, limit: int | None) -> list[tuple[int, int, str]]:
+def _headings(text: str, data: bytes, lines: LineIndex,
+              limit: int | None) -> list[tuple[int, int, str]]:
     """(start byte, level, title) of the headings; with ``limit``, at least the first
     ``limit + 1`` of them (or all).
 
@@ -106,7 +108,6 @@ def _headings(text: str, lines: LineIndex, limit: int | None) -> list[tuple[int,
     per heading, 4 GB on a 10 MB file of ``#`` lines. Block parsing is line by line, each
     block decided by the lines from its start to its end, so a prefix parses like the
     whole text except for its last top-level block, which may be cut: it is left out."""
-    src_lines = text.split("\n")
     cut = len(text)
     if limit is not None:
         candidates = _HEADING_LIKE.finditer(text)
@@ -119,7 +120,7 @@ def _headings(text: str, lines: LineIndex, limit: int | None) -> list[tuple[int,
         trusted = len(tokens) if whole else _last_top_level_block(tokens)
         headings = []
         for i, tok in enumerate(tokens[:trusted]):
-            if tok.type == "heading_open" and tok.map is not None and _is_heading(tok, src_lines):
+            if tok.type == "heading_open" and tok.map is not None and _is_heading(tok, data, lines):
                 title = heading_title(tokens[i + 1].content)
                 headings.append((lines.offset(tok.map[0]), int(tok.tag[1:]), title))
         if whole or limit is None or len(headings) > limit:
