@@ -118,7 +118,7 @@ def test_equal_headings_get_their_ids_in_linear_work() -> None:
     assert CountingSet.lookups <= 4 * n
 
 
-def test_summary_note_is_json_free_and_cache_is_valid(tmp_path: Path) -> None:
+def test_a_capped_file_resolves(tmp_path: Path) -> None:
     src = write_tree(tmp_path / "src", {"big.md": "# h\n" * (CAP + 10)})
     root = tmp_path / "root"
     assert run_cli("build", str(src), "--root", str(root), "--name", "h").returncode == 0
@@ -159,7 +159,7 @@ def test_a_4_mb_query_on_a_v0_cache_is_invalid_before_any_document_is_read(
     assert json.loads(tools.resolve(cache, query, 2000))["documents"]
 
 
-def test_the_cli_and_the_mcp_text_agree_on_the_v0_query_cap(tmp_path: Path) -> None:
+def test_the_context_cli_refuses_a_long_query_on_a_v0_cache(tmp_path: Path) -> None:
     cache = _v0_cache(tmp_path, {"a.md": "alpha\n"})
     done = run_cli("resolve", "--cache", str(cache), "--query", "w " * 2100, "--budget", "5",
                    module="doc_index.server.context_cli")
