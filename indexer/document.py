@@ -47,7 +47,7 @@ def find_blocks(path: str, text: str, raw: bytes, limit: int | None = None) -> l
     if is_rst_path(path):
         from .rst import parse_rst
 
-        return parse_rst(text, raw)
+        return parse_rst(text, raw, limit)
     from .markdown import parse_markdown
 
     return parse_markdown(text, raw, limit)
