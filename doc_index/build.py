@@ -28,6 +28,19 @@ def looks_like_git(source: str) -> bool:
 
 def run_build(source: str, root: Path, *, name: str | None = None, ref: str | None = None,
               full: bool = False, max_bytes: int = 10 * 1024 * 1024) -> int:
+    from .store.manifest import CacheTooLarge
+
+    try:
+        return _run_build(source, root, name=name, ref=ref, full=full, max_bytes=max_bytes)
+    except CacheTooLarge as exc:  # nothing was written: the live cache, if any, is kept
+        if sys.stderr.isatty():
+            sys.stderr.write("\r\033[K")
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
+        return 1
+
+
+def _run_build(source: str, root: Path, *, name: str | None, ref: str | None, full: bool,
+               max_bytes: int) -> int:
     started = time.perf_counter()
     store = IndexStore(root)
     progress = _progress_bar() if sys.stderr.isatty() else None

@@ -12,6 +12,7 @@ from .model import Block, ParsedFile, ParsedSection
 from .summary import keywords, summarize
 from .text import count_lines, normalize_newlines
 from .tokens import estimate_tokens
+from .versions import MAX_SECTIONS_PER_FILE
 
 
 class NotIndexable(ValueError):
@@ -40,14 +41,28 @@ def normalize_source(data: bytes) -> bytes:
     return data
 
 
-def find_blocks(path: str, text: str, raw: bytes) -> list[Block]:
+def find_blocks(path: str, text: str, raw: bytes, limit: int | None = None) -> list[Block]:
+    """The file's blocks; with ``limit``, at least its first ``limit + 1`` (see
+    ``cap_blocks``), the last one's end possibly wrong."""
     if is_rst_path(path):
         from .rst import parse_rst
 
-        return parse_rst(text, raw)
+        return parse_rst(text, raw, limit)
     from .markdown import parse_markdown
 
-    return parse_markdown(text, raw)
+    return parse_markdown(text, raw, limit)
+
+
+def cap_blocks(blocks: list[Block], raw: bytes, cap: int) -> tuple[list[Block], str]:
+    """At most ``cap`` blocks: the text from the first block beyond the cap to the end of
+    the file (``raw``) joins the last block kept, so every block before it, and
+    every id, stays what it would be without the cap. Also the build's note about it."""
+    if len(blocks) <= cap:
+        return blocks, ""
+    last = blocks[cap - 1]
+    line = raw.count(b"\n", 0, blocks[cap].start) + 1
+    note = f"more than {cap} sections: the rest, from line {line}, merged into the last one"
+    return blocks[: cap - 1] + [last._replace(end=len(raw))], note
 
 
 def index_file(path: str, data: bytes) -> ParsedFile:
@@ -56,7 +71,8 @@ def index_file(path: str, data: bytes) -> ParsedFile:
     and search terms."""
     raw = normalize_source(data)
     text = raw.decode("utf-8")
-    blocks = find_blocks(path, text, raw)
+    blocks, note = cap_blocks(find_blocks(path, text, raw, MAX_SECTIONS_PER_FILE), raw,
+                              MAX_SECTIONS_PER_FILE)
     sections: list[ParsedSection] = []
     stack: list[int] = []  # indexes of open ancestors, by depth
     file_words = PurePosixPath(path).as_posix()
@@ -100,4 +116,4 @@ def index_file(path: str, data: bytes) -> ParsedFile:
         )
         if block.kind != "part":
             stack.append(len(sections) - 1)
-    return ParsedFile(path=path, raw=raw, sections=sections)
+    return ParsedFile(path=path, raw=raw, sections=sections, note=note)

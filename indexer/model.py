@@ -56,6 +56,7 @@ class ParsedFile(NamedTuple):
     raw: bytes
     sections: list[ParsedSection]
     raw_digest: str = ""  # sha256 hex of ``raw`` (set by the store's workers)
+    note: str = ""  # for the build summary: what the indexer did to the file (a cap)
 
 
 def pack_tf(title: int, path: int, body: int) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 from .chunks import part_blocks
@@ -100,13 +101,40 @@ def _titles(text: str) -> list[tuple[int, int]]:
     return found
 
 
-def parse_rst(text: str, data: bytes) -> list[Block]:
-    """Blocks of a normalized reStructuredText text (``data`` is its UTF-8 encoding)."""
+_ADORNMENT_LINE = re.compile(r"^([!-/:-@\[-`{-~])\1*[ \t]*$", re.MULTILINE)  # one char too
+_MARGIN = 8  # lines before a prefix's end within which a title may still change
+
+
+def _titles_limited(text: str, limit: int | None) -> list[tuple[int, int]]:
+    """``_titles``; with ``limit``, at least the first ``limit + 1`` (or all).
+
+    As for Markdown (``markdown._headings``), a file with far more titles than kept is
+    parsed by prefixes, doubled until enough titles are found: docutils spends about
+    100 us and 6 KB per title. A title is decided by its own lines and those before it,
+    so only titles near a prefix's end, whose underline or the construct around them
+    the cut may change, are left out."""
+    if limit is not None:
+        nth = next(islice(_ADORNMENT_LINE.finditer(text), 2 * limit + 2, None), None)
+        cut = len(text) if nth is None else nth.end()
+        while cut < len(text):
+            prefix = text[:cut]
+            edge = prefix.count("\n") - _MARGIN
+            found = [t for t in _titles(prefix) if t[0] < edge]
+            if len(found) > limit:
+                return found
+            cut = 2 * cut
+    return _titles(text)
+
+
+def parse_rst(text: str, data: bytes, limit: int | None = None) -> list[Block]:
+    """Blocks of a normalized reStructuredText text (``data`` is its UTF-8 encoding). With
+    ``limit``, only the first ``limit + 1`` blocks are sure to be found (see
+    ``markdown.parse_markdown``)."""
     lines = LineIndex(data)
     src_lines = text.split("\n")
     headings: list[tuple[int, int, str]] = []
     prev_underline = -1
-    for line_no, depth in _titles(text):
+    for line_no, depth in _titles_limited(text, limit):
         if not 0 <= line_no < len(src_lines) - 1:
             continue
         start_line = line_no

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from array import array
 
 _FRONT_MATTER_END = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 
@@ -19,27 +19,23 @@ class LineIndex:
     """Maps line numbers to byte offsets of a normalized text's UTF-8 bytes."""
 
     def __init__(self, data: bytes) -> None:
-        starts = [0]
+        # An array: 8 bytes a line (a list of ints cost 40, 100 MB on a 10 MB file of
+        # short lines).
+        starts = array("q", [0])
+        append = starts.append
         find = data.find
         pos = find(b"\n")
         while pos != -1:
-            starts.append(pos + 1)
+            append(pos + 1)
             pos = find(b"\n", pos + 1)
         self.starts = starts
         self.size = len(data)
-
-    @property
-    def line_total(self) -> int:
-        return len(self.starts)
 
     def offset(self, line: int) -> int:
         """Byte offset of the start of 0-based ``line`` (the end of the data past the last)."""
         if line >= len(self.starts):
             return self.size
         return self.starts[line]
-
-    def line_of(self, offset: int) -> int:
-        return bisect_right(self.starts, offset) - 1
 
 
 def front_matter_lines(text: str) -> int:

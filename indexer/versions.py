@@ -10,3 +10,6 @@ main process never analyzes text: its parse worker does).
 ANALYZER_VERSION = 2  # indexer.analysis: words, identifier parts, stopwords, stemming
 TOKENIZER_VERSION = 1  # indexer.tokens: the token estimate stored per section
 PART_TOKENS = 1000  # indexer.chunks: the size of -part-<n> chunks of headingless files
+# indexer.document: sections kept per file; the headings after the last one kept are merged
+# into it. The largest real file seen (fastapi's release-notes.md) has 916.
+MAX_SECTIONS_PER_FILE = 5000

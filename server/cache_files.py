@@ -66,13 +66,23 @@ def open_regular(dir_fd: int, relpath: str, *, follow_symlinks: bool = False) ->
     return fd
 
 
-def read_regular(dir_fd: int, relpath: str, *, follow_symlinks: bool = False) -> bytes:
-    """The whole content of the regular file ``relpath`` below ``dir_fd`` (see open_regular)."""
+def read_regular(dir_fd: int, relpath: str, *, follow_symlinks: bool = False,
+                 max_bytes: int | None = None) -> bytes:
+    """The whole content of the regular file ``relpath`` below ``dir_fd`` (see open_regular).
+
+    With ``max_bytes``, a file larger than that is ``cache_invalid`` without being read
+    (its size is checked before the first read, and the read stops past the limit)."""
     fd = open_regular(dir_fd, relpath, follow_symlinks=follow_symlinks)
     try:
+        if max_bytes is not None and os.fstat(fd).st_size > max_bytes:
+            raise ContextError("cache_invalid", f"{relpath!r} is over {max_bytes} bytes")
         chunks = []
+        total = 0
         while chunk := os.read(fd, _CHUNK):
             chunks.append(chunk)
+            total += len(chunk)
+            if max_bytes is not None and total > max_bytes:
+                raise ContextError("cache_invalid", f"{relpath!r} is over {max_bytes} bytes")
         return b"".join(chunks)
     finally:
         os.close(fd)

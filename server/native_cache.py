@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from ..store.index_store import CURRENT_INDEX_VERSION
-from ..store.manifest import MANIFEST_NAME, SEARCH_INDEX_NAME, check_manifest, check_sections
+from ..store.manifest import (
+    MANIFEST_NAME,
+    MAX_MANIFEST_BYTES,
+    SEARCH_INDEX_NAME,
+    check_manifest,
+    check_sections,
+)
 from ..store.search_index import SearchIndex
 from .cache_files import open_regular, read_regular
 from .errors import CacheReplaced, ContextError
@@ -115,7 +121,7 @@ def load_native_cache(cache_dir: Path, manifest_bytes: bytes | None = None) -> N
         raise ContextError("cache_missing") from None
     try:
         st = os.fstat(dir_fd)
-        data = read_regular(dir_fd, MANIFEST_NAME)
+        data = read_regular(dir_fd, MANIFEST_NAME, max_bytes=MAX_MANIFEST_BYTES)
         man_st = os.stat(MANIFEST_NAME, dir_fd=dir_fd)
         identity = (st.st_dev, st.st_ino, man_st.st_ino, man_st.st_size, man_st.st_mtime_ns)
         try:

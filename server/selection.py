@@ -67,8 +67,8 @@ from ..indexer.analysis import (
 from . import detmath
 from .errors import ContextError
 from .native_cache import NativeCache
+from .query_limits import check_query_length, why_terms
 
-MAX_QUERY_BYTES = 4096
 _EPS = 1e-9  # safety margin of the pruning bounds (they are compared, never output)
 
 
@@ -91,8 +91,7 @@ PARAMS = Params()
 
 
 def _concepts(query: str) -> list[Concept]:
-    if len(query.encode("utf-8", "surrogatepass")) > MAX_QUERY_BYTES:
-        raise ContextError("invalid_query", "query longer than 4096 bytes")
+    check_query_length(query)
     concepts = query_concepts(query)
     if not concepts:
         if not WORD.search(query):
@@ -417,6 +416,7 @@ def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS)
     ranked = rank_concepts(cache, concepts, params)
     sections = cache.sections
     postings = [_Term(cache, t) for t in terms] if ranked else []
+    shown = why_terms(terms)
     documents = []
     used = 0
     excluded = 0
@@ -433,7 +433,7 @@ def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS)
             "content": cache.section_text(d),
             "score": score,
             "tokens": tokens,
-            "why": {"query_terms": terms, "term_matches": _term_matches(postings, d),
+            "why": {"query_terms": shown, "term_matches": _term_matches(postings, d),
                     "total_words": cache.index.words[d]},
         })
     return {

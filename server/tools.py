@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec
 
+from ..store.manifest import MAX_MANIFEST_BYTES
 from .cache_files import read_regular
 from .errors import CacheReplaced, ContextError
 from .jsonout import dumps
@@ -127,13 +128,16 @@ def load_for_resolve(cache_dir: Path) -> Any:
     if isinstance(manifest, dict) and "index_version" in manifest:
         from .native_cache import load_native_cache
 
+        manifest = None  # the native loader reads it again: never hold two copies
         return load_native_cache(cache_dir)
     raise ContextError("cache_invalid", "manifest is neither a v0 nor a native manifest")
 
 
 def _read_manifest(dir_fd: int) -> Any:
     try:
-        data = read_regular(dir_fd, MANIFEST, follow_symlinks=True)
+        # At most what a build writes: a cache's first resolve costs at most that much.
+        data = read_regular(dir_fd, MANIFEST, follow_symlinks=True,
+                            max_bytes=MAX_MANIFEST_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         raise ContextError("cache_missing", "no manifest.json") from None
     try:

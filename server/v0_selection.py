@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from .errors import ContextError
+from .query_limits import check_query_length, why_terms
 
 # Unicode White_Space, exactly. str.split() would also split on U+001C..U+001F.
 WHITE_SPACE = (
@@ -86,13 +87,17 @@ def select_v0(documents: Sequence[V0Document], query: str, budget: int) -> dict[
     """The v0 SelectionResult for ``query`` under ``budget`` (scores as :class:`F32`).
 
     Any string is a valid query, the empty one included, as long as it is Unicode text
-    that UTF-8 can encode; otherwise ``invalid_query``.
+    that UTF-8 can encode, of at most ``MAX_QUERY_BYTES`` (the cap of native caches);
+    otherwise ``invalid_query``. ``why`` names at most ``WHY_MAX_TERMS`` terms (both caps:
+    ``query_limits``; the reference has neither).
     """
     try:
         query.encode("utf-8")
     except UnicodeEncodeError:
         raise ContextError("invalid_query") from None
+    check_query_length(query)
     terms = split_white_space(query.lower())
+    shown = why_terms(terms)
     scored: list[tuple[float, str, V0Document, int, int]] = []
     for doc in documents:
         words = split_white_space(doc.content.lower())
@@ -121,7 +126,7 @@ def select_v0(documents: Sequence[V0Document], query: str, budget: int) -> dict[
                 "score": F32(score),
                 "tokens": tokens,
                 "why": {
-                    "query_terms": list(terms),
+                    "query_terms": list(shown),
                     "term_matches": matches,
                     "total_words": total_words,
                 },

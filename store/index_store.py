@@ -32,7 +32,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..indexer.ids import IdAssigner, heading_slug, section_path
 from ..indexer.model import ParsedFile, unpack_tf
-from ..indexer.versions import ANALYZER_VERSION, PART_TOKENS, TOKENIZER_VERSION
+from ..indexer.versions import (
+    ANALYZER_VERSION,
+    MAX_SECTIONS_PER_FILE,
+    PART_TOKENS,
+    TOKENIZER_VERSION,
+)
 from . import commit as commit_mod
 from .lock import BuildLock
 from .manifest import (
@@ -66,6 +71,7 @@ BUILD_CONFIG: dict[str, Any] = {
     "analyzer": ANALYZER_VERSION,
     "tokens": TOKENIZER_VERSION,
     "part_tokens": PART_TOKENS,
+    "max_sections": MAX_SECTIONS_PER_FILE,
 }
 
 Progress = Callable[[int, int], None]
@@ -107,6 +113,7 @@ class BuildReport:
         self.unchanged: list[str] = []
         self.skipped: list[tuple[str, str]] = skipped if skipped is not None else []
         self.parsed: list[str] = []
+        self.notes: list[tuple[str, str]] = []  # (file, what the indexer did to it)
         self.sections = 0
         self.tokens = 0
         self.seconds = 0.0
@@ -374,8 +381,7 @@ class IndexStore:
         carry: Carry | None = None
         try:
             if old is not None:  # first what does not wait for the parser
-                for path in report.unchanged:
-                    _copy_checked(live, path, staging, old.raw_digests[path])
+                _copy_checked(live, staging, [(p, old.raw_digests[p]) for p in report.unchanged])
                 carry = old.carry()
             for done, source in enumerate(scan.files, 1):
                 if carry is not None and source.path in unchanged:
@@ -389,6 +395,8 @@ class IndexStore:
                         _drop(report, path)
                         continue
                     report.parsed.append(path)
+                    if result.note:
+                        report.notes.append((path, result.note))
                     writer.add_file(result.raw_digest, len(result.sections))
                     for entry in _fresh_file(result, ids, writer):
                         version.add(entry["id"], entry["version"])
@@ -487,18 +495,31 @@ def _without_reserved(scan: Scan, report: BuildReport) -> Scan:
     return Scan(kept, scan.skipped, scan.commit_hash)
 
 
-def _read_checked(live: Path, path: str, digest: str) -> bytes:
-    """A raw file of the live generation if it is a regular file (not a symlink) whose
-    sha256 is ``digest``; raise _Untrusted otherwise."""
+def _open_live(live: Path) -> int:
+    """A handle on the live generation's directory; _Untrusted if it cannot be opened."""
     try:
-        fd = os.open(live / path, os.O_RDONLY | os.O_NOFOLLOW)
+        return os.open(live, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        raise _Untrusted(str(live)) from None
+
+
+def _read_checked(live_fd: int, path: str, digest: str) -> bytes:
+    """A raw file of the live generation (``path`` under the directory ``live_fd``) if it
+    is a regular file (not a symlink) whose sha256 is ``digest``; raise _Untrusted
+    otherwise. (Plain descriptors, no file objects: this runs once per unchanged file.)"""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=live_fd)
     except OSError:
         raise _Untrusted(path) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _Untrusted(path)
+        # One read of one byte more than its size: a regular file reads whole, and a file
+        # that grew or shrank fails the hash below.
+        data = os.read(fd, info.st_size + 1)
+    finally:
         os.close(fd)
-        raise _Untrusted(path)
-    with open(fd, "rb") as fh:
-        data = fh.read()
     if hashlib.sha256(data).hexdigest() != digest:
         raise _Untrusted(path)
     return data
@@ -506,25 +527,60 @@ def _read_checked(live: Path, path: str, digest: str) -> bytes:
 
 def _raw_files_intact(live: Path, old: _Old) -> bool:
     try:
-        for path, digest in old.raw_digests.items():
-            _read_checked(live, path, digest)
+        live_fd = _open_live(live)
     except _Untrusted:
         return False
+    try:
+        for path, digest in old.raw_digests.items():
+            _read_checked(live_fd, path, digest)
+    except _Untrusted:
+        return False
+    finally:
+        os.close(live_fd)
     return True
 
 
-def _copy_checked(live: Path, path: str, staging: Path, digest: str) -> None:
-    """Copy a raw file of the live generation into ``staging`` (``_read_checked``).
-    Copied, not hard-linked: see the module docstring."""
-    data = _read_checked(live, path, digest)
-    target = staging / path
+def _copy_checked(live: Path, staging: Path, files: list[tuple[str, str]]) -> None:
+    """Copy raw files (path, sha256) of the live generation into ``staging``, each checked
+    (``_read_checked``). Copied, not hard-linked: see the module docstring."""
+    live_fd = _open_live(live)
     try:
-        fh = open(target, "wb")  # noqa: SIM115
-    except FileNotFoundError:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(target, "wb")  # noqa: SIM115
-    with fh:
-        fh.write(data)
+        staging_fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        os.close(live_fd)
+        raise
+    made: set[str] = set()
+    try:
+        for path, digest in files:
+            data = _read_checked(live_fd, path, digest)
+            folder = path.rpartition("/")[0]
+            if folder and folder not in made:
+                _make_folders(staging_fd, folder, made)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666,
+                         dir_fd=staging_fd)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+    finally:
+        os.close(live_fd)
+        os.close(staging_fd)
+
+
+def _make_folders(dir_fd: int, folder: str, made: set[str]) -> None:
+    """Create ``folder`` and its parents under ``dir_fd`` (the parse workers may have made
+    some of them already)."""
+    parts = folder.split("/")
+    for i in range(1, len(parts) + 1):
+        here = "/".join(parts[:i])
+        if here not in made:
+            try:
+                os.mkdir(here, dir_fd=dir_fd)
+            except FileExistsError:
+                pass
+            made.add(here)
 
 
 def _all_jobs(scan: Scan) -> list[Job]:
@@ -535,6 +591,7 @@ def _restart(report: BuildReport, scan: Scan) -> None:
     """Reset ``report`` for a full build of ``scan`` after an incremental one gave up."""
     report.added = [f.path for f in scan.files]
     report.changed, report.removed, report.unchanged, report.parsed = [], [], [], []
+    report.notes = []
     added = set(report.added)
     report.skipped = [s for s in report.skipped if s[0] not in added]
     report.tokens = 0

@@ -48,6 +48,10 @@ def summary_lines(report: BuildReport, seconds: float) -> list[str]:
               for path, reason in report.skipped[:SHOWN_SKIPPED]]
     if len(report.skipped) > SHOWN_SKIPPED:
         lines.append(f"  ... and {len(report.skipped) - SHOWN_SKIPPED} more skipped")
+    lines += [f"  note {printable(path)}: {printable(note)}"
+              for path, note in report.notes[:SHOWN_SKIPPED]]
+    if len(report.notes) > SHOWN_SKIPPED:
+        lines.append(f"  ... and {len(report.notes) - SHOWN_SKIPPED} more notes")
     lines.append(f"  sections: {report.sections} ({report.tokens} tokens)")
     lines.append(f"  time: {seconds:.2f} s")
     return lines

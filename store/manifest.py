@@ -18,6 +18,20 @@ from .safe_paths import path_problem
 
 MANIFEST_NAME = "manifest.json"
 SEARCH_INDEX_NAME = "search.idx"
+# The largest manifest a build writes and a reader loads (a larger one is cache_invalid
+# without being parsed). Loading costs about 10 bytes of memory and 60 ns per manifest
+# byte; real caches hold about 630 bytes per section, so this is over 100,000 sections
+# (fastapi-docs, 2,082 sections, has a 1.3 MB manifest).
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+
+
+class CacheTooLarge(Exception):
+    """The manifest a build is writing would exceed MAX_MANIFEST_BYTES."""
+
+    def __init__(self, sections: int) -> None:
+        super().__init__(
+            f"the cache would have a manifest over {MAX_MANIFEST_BYTES} bytes (the most readers "
+            f"load; {sections} sections so far): build a subfolder of the source")
 
 SECTION_FIELDS = (
     "id", "file", "path", "title", "depth", "parent", "summary", "keywords", "line_count",
@@ -60,6 +74,7 @@ class SectionSpool:
         self.path = path
         self._fh = open(path, "wb")  # noqa: SIM115 (closed in write_manifest)
         self.count = 0
+        self.size = 0  # bytes spooled
 
     def add(self, section: dict[str, Any]) -> None:
         self.add_json(dump_section(section).encode("ascii"))
@@ -69,14 +84,20 @@ class SectionSpool:
         comma-separated, as ``ManifestSections.chunk`` gives them)."""
         if self.count:
             self._fh.write(b",")
+            self.size += 1
         self._fh.write(text)
         self.count += sections
+        self.size += len(text)
+        if self.size > MAX_MANIFEST_BYTES:
+            raise CacheTooLarge(self.count)
 
     def write_manifest(self, target: Path, header: dict[str, Any]) -> str:
         """Write ``target``: header fields in order, then the spooled sections; fsync.
         Returns the manifest's digest (``manifest_digest`` of the bytes written)."""
         self._fh.close()
         head = json.dumps(header, separators=(",", ":"))
+        if len(head) + len(',"sections":[]}\n') + self.size > MAX_MANIFEST_BYTES:
+            raise CacheTooLarge(self.count)
         digest = _Digest()
         with open(target, "wb") as out, open(self.path, "rb") as spooled:
 

@@ -53,7 +53,7 @@ def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
     except RecursionError:
         return "too deeply nested to parse"
     write_raw(Path(staging), path, parsed.raw)
-    return ParsedFile(parsed.path, b"", parsed.sections, hashlib.sha256(parsed.raw).hexdigest())
+    return parsed._replace(raw=b"", raw_digest=hashlib.sha256(parsed.raw).hexdigest())
 
 
 def _worker_count(jobs: list[Job]) -> int:

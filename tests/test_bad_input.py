@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, build, write_tree
 from doc_index.indexer.document import NotIndexable, index_file
+from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 from doc_index.server import tools
 from doc_index.server.native_cache import load_native_cache
 from doc_index.store.parallel import parse_one
@@ -198,8 +199,10 @@ def test_hostile_sources_build(tmp_path: Path) -> None:
     finally:
         cache.close()
     assert "nor this" not in titles and "not a heading" not in titles
-    assert {"Next", "Tables", "Heading 19999", "After quote"} <= titles
-    assert sum(1 for t in titles if t.startswith("Heading ")) == 20_000
+    # 20,000 headings: the first MAX_SECTIONS_PER_FILE are sections, the rest joins the last.
+    assert {"Next", "Tables", f"Heading {MAX_SECTIONS_PER_FILE - 1}", "After quote"} <= titles
+    assert sum(1 for t in titles if t.startswith("Heading ")) == MAX_SECTIONS_PER_FILE
+    assert f"note headings.md: more than {MAX_SECTIONS_PER_FILE} sections" in err
     result = json.loads(tools.resolve(root / KEY, "zebra", 100_000))
     files = {d["id"].split("#")[0] for d in result["documents"]}
     assert SECRET not in json.dumps(result)

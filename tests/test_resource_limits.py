@@ -1,0 +1,292 @@
+"""Resource limits (issue 11, item 6): what one pathological file, cache or query may cost.
+
+Work is counted (sections, set lookups, parsed lines, bytes), never timed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import manifest, run_cli, write_tree
+from doc_index.indexer.document import index_file
+from doc_index.indexer.ids import IdAssigner
+from doc_index.indexer.markdown import parse_markdown
+from doc_index.indexer.rst import parse_rst
+from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
+from doc_index.server import tools, v0_selection
+from doc_index.server.errors import ContextError
+from doc_index.server.query_limits import (
+    MAX_QUERY_BYTES,
+    WHY_MAX_TERM_CHARS,
+    WHY_MAX_TERMS,
+    why_terms,
+)
+from doc_index.store.manifest import MAX_MANIFEST_BYTES
+
+CAP = MAX_SECTIONS_PER_FILE
+
+
+def _headings(n: int, start: int = 0) -> str:
+    return "".join(f"# Heading {i}\n\ntext {i}\n\n" for i in range(start, start + n))
+
+
+# -- a: sections per file --------------------------------------------------------------------
+
+def test_sections_beyond_the_cap_merge_into_the_last_kept_one(tmp_path: Path) -> None:
+    extra = 40
+    text = "intro\n\n" + _headings(CAP - 1 + extra)  # a root section, then the headings
+    src = write_tree(tmp_path / "src", {"big.md": text, "small.md": "# Small\n\nbody\n"})
+    root = tmp_path / "root"
+    done = run_cli("build", str(src), "--root", str(root), "--name", "p")
+    assert done.returncode == 0, done.stderr
+    stderr = done.stderr.decode()
+    line = text[: text.index(f"# Heading {CAP - 1}\n")].count("\n") + 1
+    assert (f"note big.md: more than {CAP} sections: the rest, from line {line}, merged into "
+            "the last one") in stderr
+    sections = [s for s in manifest(root / "local-p")["sections"] if s["file"] == "big.md"]
+    assert len(sections) == CAP
+    last = sections[-1]
+    assert last["title"] == f"Heading {CAP - 2}"
+    assert last["byte_offset"] + last["byte_length"] == len(text.encode())
+
+    # The sections before the cap are those of the file cut at the cap, ids included.
+    cut = text[: text.index(f"# Heading {CAP - 1}\n")]
+    src2 = write_tree(tmp_path / "src2", {"big.md": cut, "small.md": "# Small\n\nbody\n"})
+    assert run_cli("build", str(src2), "--root", str(root), "--name", "q").returncode == 0
+    uncapped = [s for s in manifest(root / "local-q")["sections"] if s["file"] == "big.md"]
+    assert len(uncapped) == CAP
+    keys = ("id", "path", "title", "depth", "parent", "byte_offset")
+    assert [[s[k] for k in keys] for s in sections] == [[s[k] for k in keys] for s in uncapped]
+    assert sections[:-1] == uncapped[:-1]
+
+
+def test_a_file_of_heading_lines_is_parsed_by_prefixes_only() -> None:
+    """2,000,000 lines of ``# h``: markdown-it-py sees only a few times the kept headings
+    (the whole file would cost it about 3 GB)."""
+    from doc_index.indexer import markdown
+
+    seen: list[int] = []
+    parser = markdown._block_parser()
+    real_parse = parser.parse
+
+    def counting_parse(src: str, env: object = None) -> list:
+        seen.append(src.count("\n"))
+        return real_parse(src, env)
+
+    parser.parse = counting_parse  # type: ignore[method-assign]
+    try:
+        parsed = index_file("big.md", b"# h\n" * 2_000_000)
+    finally:
+        del parser.parse
+    assert len(parsed.sections) == CAP
+    assert parsed.note
+    assert sum(seen) <= 8 * CAP
+
+
+def test_prefix_parsing_finds_the_headings_of_the_whole_parse() -> None:
+    """Blocks that can cross a prefix's end (fences, HTML blocks, setext headings, block
+    quotes, paragraphs) near every cut: the first ``limit + 1`` blocks never change."""
+    pieces = [
+        "# A\n\ntext\n", "```\n# not a heading\n", "# still code\n```\n", "Setext\n",
+        "======\n", "<div>\n# html\n\n", "> # quoted\n> more\n", "para\nlazy\n---\n",
+        "## B {#b}\n", "~~~\n", "# x\n", "~~~\n", "# C\n", "text\n\n",
+    ]
+    text = "".join(pieces * 6)
+    data = text.encode()
+    whole = parse_markdown(text, data)
+    for limit in range(1, len(whole) - 1):
+        got = parse_markdown(text, data, limit)
+        assert [b[:4] for b in got[: limit + 1]] == [b[:4] for b in whole[: limit + 1]]
+
+
+def test_an_rst_file_of_titles_is_parsed_by_prefixes_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """2,000,000 one-letter titles (10 MB): docutils sees only a few times the kept ones
+    (the whole file took it 380 s and 10 GB)."""
+    from doc_index.indexer import rst
+
+    seen: list[int] = []
+    real_titles = rst._titles
+
+    def counting_titles(text: str) -> list[tuple[int, int]]:
+        seen.append(text.count("\n"))
+        return real_titles(text)
+
+    monkeypatch.setattr(rst, "_titles", counting_titles)
+    parsed = index_file("big.rst", b"h\n=\n\n" * 2_000_000)
+    assert len(parsed.sections) == CAP
+    assert parsed.note
+    assert sum(seen) <= 3 * 8 * CAP
+
+
+def test_rst_prefix_parsing_finds_the_titles_of_the_whole_parse() -> None:
+    pieces = [
+        "Title\n=====\n\ntext\n\n", "::\n\n    Not\n    ---\n\n", "=====\nOver\n=====\n\n",
+        ".. note::\n\n   Inside\n   ------\n\n", "+---+---+\n| a | b |\n+---+---+\n\n",
+        "Sub\n---\n\n", "para\nstill para\n\n", "x\n-\n\n",
+    ]
+    text = "".join(pieces * 6)
+    data = text.encode()
+    whole = parse_rst(text, data)
+    for limit in range(1, len(whole) - 1):
+        got = parse_rst(text, data, limit)
+        assert [b[:4] for b in got[: limit + 1]] == [b[:4] for b in whole[: limit + 1]]
+
+
+def test_equal_headings_get_their_ids_in_linear_work() -> None:
+    class CountingSet(set):
+        lookups = 0
+
+        def __contains__(self, item: object) -> bool:
+            CountingSet.lookups += 1
+            return super().__contains__(item)
+
+    ids = IdAssigner()
+    ids.used = CountingSet()
+    n = 3000
+    got = ids.assign("big.md", [("heading", "h", "abcdef")] * n)
+    assert got[:4] == ["big-h", "big-h-abcdef", "big-h-abcdef-2", "big-h-abcdef-3"]
+    assert got[-1] == f"big-h-abcdef-{n - 1}"
+    assert len(set(got)) == n
+    assert CountingSet.lookups <= 4 * n
+
+
+def test_a_capped_file_resolves(tmp_path: Path) -> None:
+    src = write_tree(tmp_path / "src", {"big.md": "# h\n" * (CAP + 10)})
+    root = tmp_path / "root"
+    assert run_cli("build", str(src), "--root", str(root), "--name", "h").returncode == 0
+    done = run_cli("resolve", "local-h", "h", "--budget", "100", "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["selection"]["documents_considered"] == CAP
+
+
+# -- d: one query cap for every cache kind ---------------------------------------------------
+
+def _v0_cache(tmp_path: Path, files: dict[str, str]) -> Path:
+    src = write_tree(tmp_path / "v0-src", files)
+    cache = tmp_path / "v0-cache"
+    done = run_cli("build", "--sources", str(src), "--cache", str(cache),
+                   module="doc_index.server.context_cli")
+    assert done.returncode == 0, done.stderr
+    return cache
+
+
+def test_a_4_mb_query_on_a_v0_cache_is_invalid_before_any_document_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cache = _v0_cache(tmp_path, {f"d{i}.md": f"word{i} shared text\n" for i in range(30)})
+    split_calls: list[int] = []
+    real_split = v0_selection.split_white_space
+
+    def counting_split(text: str) -> list[str]:
+        split_calls.append(len(text))
+        return real_split(text)
+
+    monkeypatch.setattr(v0_selection, "split_white_space", counting_split)
+    with pytest.raises(ContextError) as err:
+        tools.resolve(cache, "word1 " * 700_000, 2000)
+    assert err.value.code == "invalid_query"
+    assert split_calls == []  # neither the query nor any document was split
+    # At the cap, the query is still answered (as on native caches).
+    query = ("word1 " * 700)[:MAX_QUERY_BYTES]
+    assert json.loads(tools.resolve(cache, query, 2000))["documents"]
+
+
+def test_the_context_cli_refuses_a_long_query_on_a_v0_cache(tmp_path: Path) -> None:
+    cache = _v0_cache(tmp_path, {"a.md": "alpha\n"})
+    done = run_cli("resolve", "--cache", str(cache), "--query", "w " * 2100, "--budget", "5",
+                   module="doc_index.server.context_cli")
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert done.stderr.decode().startswith("error: ")
+
+
+# -- e: the response is bounded by the budget ------------------------------------------------
+
+def _distinct_words_query(prefix: str) -> str:
+    query = " ".join(f"{prefix}{i}" for i in range(1000))
+    return query[:MAX_QUERY_BYTES].rsplit(" ", 1)[0]
+
+
+def test_a_4_kb_query_answers_within_a_bound_of_the_budget_native(tmp_path: Path) -> None:
+    """3,000 small sections that each hold one word of the query: 180 of them fit in 2,000
+    tokens, and each names at most WHY_MAX_TERMS query terms (it was every one of the
+    query's 935 terms: 1.4 MB)."""
+    text = "".join(f"# Topic {i}\n\nalpha{i} beta{i} shared\n\n" for i in range(3000))
+    src = write_tree(tmp_path / "src", {"a.md": text})
+    root = tmp_path / "root"
+    assert run_cli("build", str(src), "--root", str(root), "--name", "m").returncode == 0
+    budget = 2000
+    answer = tools.resolve(root / "local-m", _distinct_words_query("alpha"), budget)
+    result = json.loads(answer)
+    assert result["selection"]["documents_selected"] > 100
+    for doc in result["documents"]:
+        assert len(doc["why"]["query_terms"]) == WHY_MAX_TERMS
+    assert len(answer.encode()) <= 64 * budget + 2 * MAX_QUERY_BYTES
+
+
+def test_a_4_kb_query_names_at_most_the_capped_terms_v0(tmp_path: Path) -> None:
+    cache = _v0_cache(tmp_path, {f"d{i}.md": f"alpha{i} text\n" for i in range(400)})
+    result = json.loads(tools.resolve(cache, _distinct_words_query("alpha"), 2000))
+    assert len(result["documents"]) == 400
+    for doc in result["documents"]:
+        terms = doc["why"]["query_terms"]
+        assert terms == [f"alpha{i}" for i in range(WHY_MAX_TERMS)]
+
+
+def test_why_terms_are_cut_to_their_cap() -> None:
+    long_term = "x" * 500
+    assert why_terms([long_term] * 100) == ["x" * WHY_MAX_TERM_CHARS] * WHY_MAX_TERMS
+    assert why_terms(["a", "b"]) == ["a", "b"]
+
+
+# -- b, c: the size of a cache's manifest ---------------------------------------------------
+
+def test_a_manifest_over_the_limit_is_invalid_without_being_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cache = tmp_path / "huge"
+    cache.mkdir()
+    with open(cache / "manifest.json", "wb") as fh:
+        fh.write(b'{"index_version":1,"sections":[')
+        fh.truncate(MAX_MANIFEST_BYTES + 1)  # sparse: no disk, and no JSON either
+    parsed: list[int] = []
+    real_parse = tools.parse_json
+    monkeypatch.setattr(tools, "parse_json", lambda data: parsed.append(len(data)) or
+                        real_parse(data))
+    with pytest.raises(ContextError) as err:
+        tools.resolve(cache, "anything", 2000)
+    assert err.value.code == "cache_invalid"
+    assert parsed == []
+
+
+def test_a_build_whose_manifest_would_exceed_the_limit_fails_and_keeps_the_live_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from doc_index.store import manifest as manifest_mod
+
+    from doc_index import build as build_mod
+
+    src = write_tree(tmp_path / "src", {"a.md": _headings(20)})
+    root = tmp_path / "root"
+    assert build_mod.run_build(str(src), root, name="p") == 0
+    before = (root / "local-p" / "manifest.json").read_bytes()
+    limit = len(before) + 2000
+    monkeypatch.setattr(manifest_mod, "MAX_MANIFEST_BYTES", limit)
+    write_tree(src, {"b.md": _headings(200)})  # the sections alone pass the limit
+    capsys.readouterr()
+    assert build_mod.run_build(str(src), root, name="p") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: the cache would have a manifest over ") and err.count("\n") == 1
+    assert (root / "local-p" / "manifest.json").read_bytes() == before
+    write_tree(src, {"b.md": _headings(9)})  # the sections fit, the whole manifest does not
+    monkeypatch.setattr(manifest_mod, "MAX_MANIFEST_BYTES", len(before) + 1500)
+    assert build_mod.run_build(str(src), root, name="p") == 1
+    assert (root / "local-p" / "manifest.json").read_bytes() == before
+    left = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    assert [p for p in left if not p.endswith(".lock")] == ["local-p/a.md",
+                                                           "local-p/manifest.json",
+                                                           "local-p/search.idx"]
