@@ -223,7 +223,7 @@ def test_cli_build_name_outside_the_root(tmp_path: Path, name: str) -> None:
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith(b"error: invalid cache name") and proc.stderr.count(b"\n") == 1
     assert sorted(os.listdir(tmp_path)) == before
-    assert sorted(os.listdir(root)) == [GOOD, f"{GOOD}.lock"]
+    assert sorted(os.listdir(root)) == [GOOD]
 
 
 # --------------------------------------------------------------------------- property

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import manifest, run_cli, write_tree
 from doc_index.store.index_store import IndexStore
 from doc_index.store.sources import scan_directory
@@ -210,3 +211,151 @@ def test_a_plain_tree_builds_as_before(tmp_path: Path) -> None:
     assert report.sections == 9
     assert json.loads((tmp_path / "root" / KEY / "manifest.json").read_bytes())[
         "document_count"] == 9
+
+
+# --------------------------------------------------------------------------- item 7
+
+
+def _staging_dirs(root: Path) -> list[str]:
+    area = root / ".doc-index-tmp"
+    return sorted(str(p.relative_to(area)) for p in area.rglob("*")) if area.exists() else []
+
+
+def test_cleaning_one_caches_staging_keeps_anothers(tmp_path: Path) -> None:
+    """``local-p.b`` is mid-build (its lock held, its staging directory made) while
+    ``local-p`` builds and cleans its own leftovers: the other staging directory stays."""
+    from doc_index.store import commit
+
+    src = write_tree(tmp_path / "p", {"a.md": "# A\n\nzebra\n"})
+    root = tmp_path / "root"
+    root.mkdir()
+    store = IndexStore(root)
+    with store.lock("local-p.b"):
+        other = commit.new_staging_dir(root, "local-p.b")
+        (other / "half-written.md").write_text("# Half\n")
+        proc = run_cli("build", str(src), "--root", str(root), "--name", "p")
+        assert proc.returncode == 0, proc.stderr
+        assert (other / "half-written.md").is_file()
+        assert manifest(root / "local-p")["doc_files"] == ["a.md"]
+    assert store.list_keys() == ["local-p"]
+
+
+def test_a_cache_named_x_lock_cannot_replace_the_lock_of_x(tmp_path: Path) -> None:
+    src = write_tree(tmp_path / "x", {"a.md": "# A\n\nzebra\n"})
+    root = tmp_path / "root"
+    root.mkdir()
+    store = IndexStore(root)
+    with store.lock("local-x"):
+        proc = run_cli("build", str(src), "--root", str(root), "--name", "x.lock")
+        assert proc.returncode == 0, proc.stderr
+        assert manifest(root / "local-x.lock")["doc_files"] == ["a.md"]
+        assert store.lock("local-x").held_elsewhere()  # still the lock of local-x, held
+    assert store.list_keys() == ["local-x.lock"]
+    assert sorted(os.listdir(root)) == ["local-x.lock"]
+
+
+def test_a_root_with_lock_files_of_the_old_layout(tmp_path: Path) -> None:
+    """``<key>.lock`` files that earlier versions left: builds work and remove them (only
+    files: the cache ``local-x.lock`` is a directory), delete removes them too."""
+    src = write_tree(tmp_path / "x", {"a.md": "# A\n\nzebra\n"})
+    root = tmp_path / "root"
+    root.mkdir()
+    for key in ("local-x", "local-y"):
+        (root / f"{key}.lock").write_bytes(b"")
+    for name in ("x", "x.lock", "y"):
+        proc = run_cli("build", str(src), "--root", str(root), "--name", name)
+        assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(root)) == ["local-x", "local-x.lock", "local-y"]
+    (root / "local-x.lock.lock").write_bytes(b"")
+    assert run_cli("delete", "local-x.lock", "--root", str(root)).returncode == 0
+    assert sorted(os.listdir(root)) == ["local-x", "local-y"]
+
+
+def test_staging_area_name_is_reserved_everywhere(tmp_path: Path) -> None:
+    from doc_index.server import tools
+    from doc_index.server.cache_paths import check_cache_name
+    from doc_index.server.errors import ContextError
+    from doc_index.store import commit
+    from doc_index.store.index_store import InvalidCacheKey, check_key
+
+    assert tools.STAGING_DIR == commit.STAGING_DIR
+    for check, error in ((check_key, InvalidCacheKey), (check_cache_name, ContextError)):
+        try:
+            check(commit.STAGING_DIR)
+        except error:
+            continue
+        raise AssertionError(check)
+
+
+# --------------------------------------------------------------------------- item 8
+
+
+def _tree_bytes(path: Path) -> dict[str, bytes | str]:
+    out: dict[str, bytes | str] = {}
+    for p in sorted(path.rglob("*")):
+        rel = str(p.relative_to(path))
+        out[rel] = "dir" if p.is_dir() and not p.is_symlink() else (
+            "-> " + os.readlink(p) if p.is_symlink() else p.read_bytes())
+    return out
+
+
+def _outside_area(tmp_path: Path) -> Path:
+    """An outside directory holding what a staging area's cleaning would match."""
+    return write_tree(tmp_path / "outside", {
+        "local-src.1234.abcdef01/keep.md": "old-layout staging name\n",
+        "local-src/1234.abcdef01/keep.md": "new-layout staging name\n",
+        "local-src/lock": "", "keep.txt": "precious\n"})
+
+
+def _built(tmp_path: Path) -> tuple[Path, Path]:
+    src = write_tree(tmp_path / "src", {"a.md": "# A\n\nzebra\n"})
+    root = tmp_path / "root"
+    assert run_cli("build", str(src), "--root", str(root)).returncode == 0
+    (src / "b.md").write_text("# B\n\nchanged\n")  # the next build has work to do
+    return src, root
+
+
+def _refused(proc: subprocess.CompletedProcess[bytes], what: str) -> None:
+    assert proc.returncode == 6, proc.stderr
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1 and err.startswith("error: refusing the staging area "), err
+    assert what in err and "remove it" in err and "Traceback" not in err, err
+
+
+def test_a_symlinked_staging_area_is_refused(tmp_path: Path) -> None:
+    src, root = _built(tmp_path)
+    outside = _outside_area(tmp_path)
+    before, cache_before = _tree_bytes(outside), _tree_bytes(root / KEY)
+    os.symlink(outside, root / ".doc-index-tmp")
+    proc = run_cli("build", str(src), "--root", str(root))
+    assert _tree_bytes(outside) == before  # nothing deleted (or written) through the link
+    _refused(proc, f"{root / '.doc-index-tmp'}: a symlink")
+    assert _tree_bytes(root / KEY) == cache_before
+    _refused(run_cli("delete", KEY, "--root", str(root)), "a symlink")
+    assert _tree_bytes(outside) == before and (root / KEY / "manifest.json").is_file()
+
+
+def test_a_symlinked_cache_staging_directory_is_refused(tmp_path: Path) -> None:
+    src, root = _built(tmp_path)
+    outside = _outside_area(tmp_path)
+    before = _tree_bytes(outside)
+    (root / ".doc-index-tmp").mkdir()
+    os.symlink(outside / KEY, root / ".doc-index-tmp" / KEY)
+    _refused(run_cli("build", str(src), "--root", str(root)), f"{KEY}: a symlink")
+    assert _tree_bytes(outside) == before
+
+
+def test_a_staging_area_that_is_not_a_directory_is_refused(tmp_path: Path) -> None:
+    src, root = _built(tmp_path)
+    (root / ".doc-index-tmp").write_text("not a directory\n")
+    _refused(run_cli("build", str(src), "--root", str(root)), "not a directory")
+    assert (root / ".doc-index-tmp").read_text() == "not a directory\n"
+
+
+def test_a_staging_area_of_another_owner_is_refused(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the staging area another owner")
+    src, root = _built(tmp_path)
+    (root / ".doc-index-tmp").mkdir()
+    os.chown(root / ".doc-index-tmp", 65534, 65534)
+    _refused(run_cli("build", str(src), "--root", str(root)), "owned by uid 65534")
