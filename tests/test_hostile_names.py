@@ -107,7 +107,8 @@ TRAVERSALS = ["..", ".", "", "/", "/etc", "/etc/passwd", "../outside", "../outsi
               f"{GOOD}/", f"{GOOD}/.", f"./{GOOD}", f"{GOOD}/../{GOOD}", f"..\\{GOOD}",
               f"{GOOD}\x00", f"{GOOD}\x00/../..", "local-\nsrc", "\x1b[31mred", f"{GOOD}\x7f",
               "\u0085", f"{GOOD}\udcff", "x" * 5000, "~", "~root", "$HOME", "*", "%2e%2e",
-              f"{GOOD}.lock", ".doc-index-tmp/x", "..%2f..", "\u2025", "\uff0e\uff0e"]
+              f"{GOOD}.lock", ".doc-index-tmp/x", ".doc-index-tmp", "..%2f..", "\u2025",
+              "\uff0e\uff0e"]
 
 
 @pytest.mark.parametrize("name", ESCAPES + TRAVERSALS)

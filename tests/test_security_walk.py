@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import manifest, run_cli, write_tree
@@ -114,6 +115,28 @@ def test_symlinked_files_are_followed_only_inside_the_tree(tmp_path: Path) -> No
         assert reasons[name].startswith("unreadable"), (name, reasons[name])
     assert reasons["out"] == "symlinked directory not followed"
     assert all(SECRET.encode() not in data for data in indexed.values())
+
+
+def test_directory_swapped_for_a_symlink_during_the_walk(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Right after the walk listed src/, sub/ becomes a link out: the walk's O_NOFOLLOW open
+    of sub/ relative to src/'s handle refuses it (reported), nothing outside is listed."""
+    from doc_index.store import sources
+
+    src = write_tree(tmp_path / "src", {"ok.md": "# Ok\n\nzebra\n", "sub/a.md": "# A\n\nin\n"})
+    outside = write_tree(tmp_path / "outside", {"a.md": f"# A\n\n{SECRET}\n"})
+    listed = sources._list_directory
+
+    def list_then_swap(fd: int, prefix: str, *args: Any) -> list[str]:
+        below = listed(fd, prefix, *args)
+        if prefix == "":
+            _swap_for_link(src / "sub", outside)
+        return below
+
+    monkeypatch.setattr(sources, "_list_directory", list_then_swap)
+    scan = scan_directory(src)
+    assert [f.path for f in scan.files] == ["ok.md"]
+    assert dict(scan.skipped)["sub"].startswith("unreadable directory")
 
 
 _FIFO_SWAP = """
