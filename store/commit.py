@@ -11,7 +11,8 @@ one generation or the other, never a mix.
 ``<root>/.doc-index-tmp/<key>/`` also holds the cache's build lock (``store.lock``). One
 directory per cache: cleaning one cache's leftovers can never match another cache's
 names (``local-p`` and ``local-p.b``), and no cache name can name a lock. Every level is
-opened without following a symlink and must be a directory owned by the root's owner, else
+opened without following a symlink and must be a directory owned by the root's owner (or
+by the user running the build: ``sudo doc-index build`` creates it as root), else
 ``UnsafeStagingArea``: a staging area planted as a link (inside a pulled repository, say)
 would otherwise make a build delete or write elsewhere. Deletions run relative to the
 opened directory's handle.
@@ -110,7 +111,7 @@ def _open_checked(parent_fd: int, name: str, owner: int, path: Path, create: boo
         link = stat.S_ISLNK(os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode)
         raise UnsafeStagingArea(path, "a symlink" if link else "not a directory") from None
     uid = os.fstat(fd).st_uid
-    if uid != owner:
+    if uid not in (owner, os.geteuid()):
         os.close(fd)
         raise UnsafeStagingArea(path, f"owned by uid {uid}, not by the root's owner (uid {owner})")
     return fd

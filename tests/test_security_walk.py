@@ -247,6 +247,7 @@ def _staging_dirs(root: Path) -> list[str]:
 def test_cleaning_one_caches_staging_keeps_anothers(tmp_path: Path) -> None:
     """``local-p.b`` is mid-build (its lock held, its staging directory made) while
     ``local-p`` builds and cleans its own leftovers: the other staging directory stays."""
+    from doc_index.server import tools
     from doc_index.store import commit
 
     src = write_tree(tmp_path / "p", {"a.md": "# A\n\nzebra\n"})
@@ -260,6 +261,8 @@ def test_cleaning_one_caches_staging_keeps_anothers(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         assert (other / "half-written.md").is_file()
         assert manifest(root / "local-p")["doc_files"] == ["a.md"]
+        listed = json.loads(tools.list_caches(root))["caches"]
+        assert listed == [{"path": "local-p", "has_manifest": True}]  # never the area
     assert store.list_keys() == ["local-p"]
 
 
@@ -382,3 +385,10 @@ def test_a_staging_area_of_another_owner_is_refused(tmp_path: Path) -> None:
     (root / ".doc-index-tmp").mkdir()
     os.chown(root / ".doc-index-tmp", 65534, 65534)
     _refused(run_cli("build", str(src), "--root", str(root)), "owned by uid 65534")
+    # The user running the build may own it: root building into somebody else's root.
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, 65534, 65534)
+    proc = run_cli("build", str(src), "--root", str(theirs))
+    assert proc.returncode == 0, proc.stderr
+    assert os.listdir(theirs) == [KEY]
