@@ -39,8 +39,8 @@ class UnsafeStagingArea(OSError):
     root's owner; nothing was written or deleted through it."""
 
     def __init__(self, path: Path, problem: str) -> None:
-        super().__init__(errno.EPERM, f"refusing the staging area {path}: {problem}; remove "
-                                      "it (doc-index deletes nothing through it) and build again")
+        super().__init__(errno.EPERM, f"refusing the staging area {path}: {problem} (nothing "
+                                      "was written or deleted through it); remove it and retry")
 
 
 def staging_root(root: Path) -> Path:
