@@ -282,13 +282,14 @@ def test_a_cache_named_x_lock_cannot_replace_the_lock_of_x(tmp_path: Path) -> No
 
 def test_a_root_with_lock_files_of_the_old_layout(tmp_path: Path) -> None:
     """``<key>.lock`` files that earlier versions left: builds work and remove them (only
-    files: the cache ``local-x.lock`` is a directory), delete removes them too."""
+    files: the cache ``local-x.lock`` is a directory; built first, it takes the place of
+    ``local-x``'s old lock file), delete removes them too."""
     src = write_tree(tmp_path / "x", {"a.md": "# A\n\nzebra\n"})
     root = tmp_path / "root"
     root.mkdir()
     for key in ("local-x", "local-y"):
         (root / f"{key}.lock").write_bytes(b"")
-    for name in ("x", "x.lock", "y"):
+    for name in ("x.lock", "x", "y"):  # x.lock first: its place holds a lock file
         proc = run_cli("build", str(src), "--root", str(root), "--name", name)
         assert proc.returncode == 0, proc.stderr
     assert sorted(os.listdir(root)) == ["local-x", "local-x.lock", "local-y"]
