@@ -92,9 +92,9 @@ def measure_corpus(corpus: Corpus, roots: Path, repeats: int,
 
 
 def _forget(root: Path, key: str) -> None:
-    """Remove one cache (and its lock) from ``root``, leaving the other caches there."""
+    """Remove one cache from ``root``, leaving the other caches there (a cache's lock is
+    gone once its build is done)."""
     shutil.rmtree(root / key, ignore_errors=True)
-    (root / f"{key}.lock").unlink(missing_ok=True)
 
 
 def _reported_s(run: ProcessRun) -> float | None:

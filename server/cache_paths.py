@@ -4,7 +4,8 @@ A caller (an MCP client, ``doc-index resolve NAME``) names a cache; only the roo
 configured by the operator. :func:`resolve_cache_name` turns the name into the real path
 of a directory strictly inside the root, or raises ``ContextError("cache_missing")``:
 
-- the name must be one path component: not empty, not ``.`` or ``..``, no ``/`` or ``\\``
+- the name must be one path component: not empty, not ``.`` or ``..``, not the store's
+  staging area ``.doc-index-tmp``, no ``/`` or ``\\``
   (so no leading separator, no absolute path, no ``..`` component), no NUL or other
   control character, and valid UTF-8 (no lone surrogates);
 - the joined path is resolved with every symlink followed; the result must lie strictly
@@ -33,6 +34,8 @@ from pathlib import Path
 from .errors import ContextError
 
 _SEPARATORS = ("/", "\\")
+# The store's staging area and build locks (store.commit.STAGING_DIR): never a cache.
+_RESERVED = ".doc-index-tmp"
 _IO_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EIO})
 
 
@@ -59,6 +62,8 @@ def check_cache_name(name: object) -> str:
     """``name`` if it is an acceptable single-component cache name; cache_missing otherwise."""
     if not isinstance(name, str) or name in ("", ".", ".."):
         raise ContextError("cache_missing", "empty or relative cache name")
+    if name == _RESERVED:
+        raise ContextError("cache_missing", "the store's staging area is not a cache")
     if any(sep in name for sep in _SEPARATORS):
         raise ContextError("cache_missing", "cache name is not a single path component")
     if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in name):

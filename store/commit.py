@@ -1,11 +1,21 @@
-"""Crash-safe, reader-safe replacement of a cache directory.
+"""Crash-safe, reader-safe replacement of a cache directory, and the store's own area.
 
-A build writes the new cache into a staging directory under ``<root>/.doc-index-tmp/``
-(same filesystem, never listed as a cache), then swaps it with the live directory in one
-``renameat2(RENAME_EXCHANGE)`` call. A ``kill -9`` before the swap leaves the old cache
-untouched (the staging leftovers are removed by the next build); after it, the new one
-is complete. Readers open the cache directory once and read every file relative to that
-handle, so they see one generation or the other, never a mix.
+A build writes the new cache into a staging directory of its own cache,
+``<root>/.doc-index-tmp/<key>/<pid>.<random>/`` (same filesystem, never listed as a
+cache), then swaps it with the live directory in one ``renameat2(RENAME_EXCHANGE)``
+call. A ``kill -9`` before the swap leaves the old cache untouched (the staging leftovers
+are removed by the next build of that cache); after it, the new one is complete. Readers
+open the cache directory once and read every file relative to that handle, so they see
+one generation or the other, never a mix.
+
+``<root>/.doc-index-tmp/<key>/`` also holds the cache's build lock (``store.lock``). One
+directory per cache: cleaning one cache's leftovers can never match another cache's
+names (``local-p`` and ``local-p.b``), and no cache name can name a lock. Every level is
+opened without following a symlink and must be a directory owned by the root's owner (or
+by the user running the build: ``sudo doc-index build`` creates it as root), else
+``UnsafeStagingArea``: a staging area planted as a link (inside a pulled repository, say)
+would otherwise make a build delete or write elsewhere. Deletions run relative to the
+opened directory's handle.
 """
 
 from __future__ import annotations
@@ -14,37 +24,147 @@ import errno
 import os
 import secrets
 import shutil
+import stat
 from pathlib import Path
 
 STAGING_DIR = ".doc-index-tmp"
+LOCK_NAME = "lock"  # staging directories are named "<pid>.<random>": never this
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
+class UnsafeStagingArea(OSError):
+    """The staging area (or a cache's directory in it) is not a real directory of the
+    root's owner; nothing was written or deleted through it."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(errno.EPERM, f"refusing the staging area {path}: {problem} (nothing "
+                                      "was written or deleted through it); remove it and retry")
 
 
 def staging_root(root: Path) -> Path:
     return root / STAGING_DIR
 
 
+def key_area(root: Path, key: str) -> Path:
+    """``<root>/.doc-index-tmp/<key>``: the lock and the staging directories of one cache."""
+    return staging_root(root) / key
+
+
+class KeyArea:
+    """``<root>/.doc-index-tmp/<key>/`` opened (created with ``create``) level by level,
+    each level checked (``UnsafeStagingArea``); FileNotFoundError when it is missing."""
+
+    def __init__(self, root: Path, key: str, *, create: bool) -> None:
+        self.path = key_area(root, key)
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            owner = os.fstat(root_fd).st_uid
+            self.area_fd = _open_checked(root_fd, STAGING_DIR, owner, self.path.parent, create)
+        finally:
+            os.close(root_fd)
+        try:
+            self.fd = _open_checked(self.area_fd, key, owner, self.path, create)
+        except BaseException:
+            os.close(self.area_fd)
+            raise
+
+    def close(self) -> None:
+        os.close(self.fd)
+        os.close(self.area_fd)
+
+    def __enter__(self) -> KeyArea:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def clean(self) -> None:
+        """Remove everything but the lock: what killed builds of this cache left behind
+        (call with the build lock held)."""
+        for name in os.listdir(self.fd):
+            if name != LOCK_NAME:
+                remove_below(self.fd, name)
+
+    def remove_if_empty(self) -> None:
+        """Remove this cache's directory and then the staging area, when they are empty
+        (a concurrent build's directory or lock keeps them)."""
+        try:
+            os.rmdir(self.path.name, dir_fd=self.area_fd)
+            os.rmdir(self.path.parent)  # a symlink put there since is not a directory: kept
+        except OSError:
+            pass
+
+
+def _open_checked(parent_fd: int, name: str, owner: int, path: Path, create: bool) -> int:
+    if create:
+        try:
+            os.mkdir(name, dir_fd=parent_fd)
+        except FileExistsError:
+            pass
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        link = stat.S_ISLNK(os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode)
+        raise UnsafeStagingArea(path, "a symlink" if link else "not a directory") from None
+    uid = os.fstat(fd).st_uid
+    if uid not in (owner, os.geteuid()):
+        os.close(fd)
+        raise UnsafeStagingArea(path, f"owned by uid {uid}, not by the root's owner (uid {owner})")
+    return fd
+
+
+def remove_below(dir_fd: int, name: str) -> None:
+    """Delete ``name`` in the directory ``dir_fd`` and, if it is a directory, all it holds:
+    every step relative to an open directory, a symlink removed, never followed. It stops
+    at the first error (what is left stays, as with ``shutil.rmtree(ignore_errors=True)``;
+    staging leftovers go with the next clean)."""
+    stack: list[tuple[int, str, int]] = []  # (parent handle, name, handle) being emptied
+    try:
+        if not stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            os.unlink(name, dir_fd=dir_fd)
+            return
+        stack.append((dir_fd, name, os.open(name, _DIR_FLAGS, dir_fd=dir_fd)))
+        while stack:
+            parent, here, fd = stack[-1]
+            subdir = None
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        subdir = entry.name
+                        break
+                    os.unlink(entry.name, dir_fd=fd)
+            if subdir is None:
+                stack.pop()
+                os.close(fd)
+                os.rmdir(here, dir_fd=parent)
+            else:
+                stack.append((fd, subdir, os.open(subdir, _DIR_FLAGS, dir_fd=fd)))
+    except OSError:
+        pass
+    finally:
+        for _, _, fd in stack:
+            os.close(fd)
+
+
 def new_staging_dir(root: Path, key: str) -> Path:
-    area = staging_root(root)
-    area.mkdir(parents=True, exist_ok=True)
-    path = area / f"{key}.{os.getpid()}.{secrets.token_hex(4)}"
-    path.mkdir()
-    return path
+    with KeyArea(root, key, create=True) as area:
+        name = f"{os.getpid()}.{secrets.token_hex(4)}"
+        os.mkdir(name, dir_fd=area.fd)
+        return area.path / name
 
 
 def clean_staging(root: Path, key: str) -> None:
     """Remove what killed builds of ``key`` left behind (call with the build lock held)."""
-    area = staging_root(root)
-    if not area.is_dir():
-        return
-    for entry in area.iterdir():
-        if entry.name.startswith(key + "."):
-            shutil.rmtree(entry, ignore_errors=True)
     try:
-        area.rmdir()
-    except OSError:
-        pass
+        area = KeyArea(root, key, create=False)
+    except FileNotFoundError:
+        return
+    with area:
+        area.clean()
 
 
 def _renameat2_exchange(a: Path, b: Path) -> bool:

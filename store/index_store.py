@@ -39,7 +39,7 @@ from ..indexer.versions import (
     TOKENIZER_VERSION,
 )
 from . import commit as commit_mod
-from .lock import BuildLock
+from .lock import CacheLock
 from .manifest import (
     MANIFEST_NAME,
     SEARCH_INDEX_NAME,
@@ -182,7 +182,8 @@ class _Untrusted(Exception):
 
 
 class IndexStore:
-    """The caches under one root: ``<root>/<key>/`` plus ``<root>/<key>.lock``."""
+    """The caches under one root: ``<root>/<key>/``; each cache's build lock and staging
+    directories are in ``<root>/.doc-index-tmp/<key>/`` (``store.commit``)."""
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root is not None else default_root()
@@ -190,8 +191,8 @@ class IndexStore:
     def cache_dir(self, key: str) -> Path:
         return self.root / check_key(key)
 
-    def lock(self, key: str) -> BuildLock:
-        return BuildLock(self.root / f"{check_key(key)}.lock")
+    def lock(self, key: str) -> CacheLock:
+        return CacheLock(self.root, check_key(key))
 
     def list_keys(self) -> list[str]:
         if not self.root.is_dir():
@@ -214,22 +215,15 @@ class IndexStore:
         return manifest
 
     def delete_index(self, key: str) -> bool:
-        """Remove a cache directory and its lock; False when there was none."""
+        """Remove a cache directory (moved into its staging directory, then deleted there)
+        and its lock; False when there was none."""
         live = self.cache_dir(key)
         if not os.path.lexists(live):
             return False
-        self.root.mkdir(parents=True, exist_ok=True)
-        with self.lock(key):
-            area = commit_mod.staging_root(self.root)
-            area.mkdir(exist_ok=True)
-            doomed = area / f"{key}.deleted.{os.getpid()}"
-            os.rename(live, doomed)
-            shutil.rmtree(doomed, ignore_errors=True)
-            commit_mod.clean_staging(self.root, key)
-        try:
-            (self.root / f"{key}.lock").unlink()
-        except FileNotFoundError:
-            pass
+        with self.lock(key), commit_mod.KeyArea(self.root, key, create=True) as area:
+            doomed = f"deleted.{os.getpid()}"
+            os.rename(live, doomed, dst_dir_fd=area.fd)
+            area.clean()
         return True
 
     def _read_old(self, key: str) -> tuple[bytes, dict[str, Any]] | None:

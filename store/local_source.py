@@ -26,7 +26,7 @@ def build_from_directory(store: IndexStore, directory: Path, *, name: str | None
     key = f"local-{repo_name}"
     warm = warm_worker(store, key, full)  # imports the parsers during the walk
     try:
-        scan = scan_directory(directory, max_bytes=max_bytes)
+        scan = scan_directory(directory, max_bytes=max_bytes, cache_root=store.root)
         return store.update_index(key, "local", repo_name, scan, full=full,
                                   progress=progress, warm=warm)
     finally:

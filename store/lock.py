@@ -1,12 +1,24 @@
-"""The per-cache build lock: ``<root>/<key>.lock``, a file (so list_caches ignores it)."""
+"""Build locks: ``flock`` on a lock file; builds that take the same lock serialize.
+
+``BuildLock`` locks a file that stays (the hook's and a clone's lock, in a git directory).
+``CacheLock`` is a cache's build lock, ``<root>/.doc-index-tmp/<key>/lock`` (see
+``store.commit``): it exists only while a build holds or waits for it, so a root holds
+nothing but caches between builds and deleting a cache leaves no lock behind. Whoever
+holds a lock may unlink it; a waiter that then gets the unlinked file notices (the name
+no longer leads to the file it locked) and starts over.
+"""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 import time
 from pathlib import Path
 from types import TracebackType
+
+from . import commit
 
 
 class LockTimeout(OSError):
@@ -14,28 +26,40 @@ class LockTimeout(OSError):
 
 
 class BuildLock:
-    """An exclusive ``flock`` on the cache's lock file; builds of one cache serialize."""
+    """An exclusive ``flock`` on the lock file ``path``."""
 
     def __init__(self, path: Path, timeout: float = 600.0) -> None:
         self.path = path
         self.timeout = timeout
         self._fd: int | None = None
 
+    def _open(self) -> int:
+        return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+
     def __enter__(self) -> BuildLock:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + self.timeout
         while True:
+            fd = self._open()
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
             except BlockingIOError:
+                os.close(fd)
                 if time.monotonic() >= deadline:
-                    os.close(fd)
                     message = f"another build of this cache holds {self.path.name}"
                     raise LockTimeout(message) from None
                 time.sleep(0.05)
-        self._fd = fd
-        return self
+                continue
+            if self._still_linked(fd):
+                self._fd = fd
+                return self
+            os.close(fd)  # unlinked by the previous holder: lock the file now there
+
+    def _still_linked(self, fd: int) -> bool:
+        try:
+            st = os.stat(self.path, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return os.path.samestat(st, os.fstat(fd))
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -57,3 +81,57 @@ class BuildLock:
         finally:
             os.close(fd)
         return False
+
+
+class CacheLock(BuildLock):
+    """The build lock of cache ``key`` under ``root``: ``<root>/.doc-index-tmp/<key>/lock``,
+    opened below the checked staging area (``commit.KeyArea``) and removed, with the
+    cache's emptied staging directory, when the holder is done. A ``<key>.lock`` file that
+    doc-index versions before this layout left in the root is removed once the lock is
+    held (only a regular file: a cache named ``<key>.lock`` is a directory)."""
+
+    def __init__(self, root: Path, key: str, timeout: float = 600.0) -> None:
+        super().__init__(commit.key_area(root, key) / commit.LOCK_NAME, timeout)
+        self.root = root
+        self.key = key
+
+    def _open(self) -> int:
+        while True:
+            try:
+                with commit.KeyArea(self.root, self.key, create=True) as area:
+                    fd = os.open(commit.LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW,
+                                 0o644, dir_fd=area.fd)
+                break
+            except FileNotFoundError:  # the holder removed the directories meanwhile
+                if not self.root.is_dir():
+                    raise
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.EISDIR):
+                    raise
+                raise commit.UnsafeStagingArea(self.path, "its lock is not a regular file"
+                                               ) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise commit.UnsafeStagingArea(self.path, "its lock is not a regular file")
+        return fd
+
+    def __enter__(self) -> CacheLock:
+        super().__enter__()
+        legacy = self.root / f"{self.key}.lock"
+        try:
+            if stat.S_ISREG(os.lstat(legacy).st_mode):
+                legacy.unlink()
+        except OSError:
+            pass
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._fd is not None:
+            try:
+                with commit.KeyArea(self.root, self.key, create=False) as area:
+                    os.unlink(commit.LOCK_NAME, dir_fd=area.fd)
+                    area.remove_if_empty()
+            except OSError:
+                pass  # left for the next holder
+        super().__exit__(exc_type, exc, tb)

@@ -2,7 +2,10 @@
 
 A source yields ``SourceFile``s (repo-relative POSIX path, a way to read the bytes, a
 content hash) and reports what it skipped and why. Nothing here follows a symlink out of
-the tree or reads a file it will not index.
+the tree or reads a file it will not index: every directory and file is opened relative
+to its parent directory's handle with ``O_NOFOLLOW``, starting from a handle on the
+walked directory that stays open until the build has read its files, so a directory
+swapped for a symlink during the build leads nowhere.
 """
 
 from __future__ import annotations
@@ -12,12 +15,16 @@ import hashlib
 import os
 import stat
 import subprocess
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
 from ..indexer.formats import is_doc_path
+from .commit import STAGING_DIR
 from .git_run import start_git
+from .manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
+from .safe_paths import path_problem
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
@@ -26,9 +33,16 @@ SKIPPED_DIRS = frozenset(
         ".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".jj",
         "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
         ".pytest_cache", ".ruff_cache", "_build", "build", "dist", "site", ".eggs",
-        "site-packages", ".doc-index-tmp",
+        "site-packages", STAGING_DIR,
     }
 )
+# A directory holding both (regular files) is a doc-index cache; one holding the staging
+# area (a directory), a cache root: the walk does not enter either (their raw files would
+# be indexed again, one nested copy per build).
+CACHE_FILES = frozenset({MANIFEST_NAME, SEARCH_INDEX_NAME})
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # a FIFO opens without blocking
 
 
 # The build path's records are NamedTuples and plain classes, not dataclasses: importing
@@ -78,9 +92,12 @@ class _GitQuery:
         return out if self._proc.returncode == 0 else None
 
 
-def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
+def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
+                   cache_root: Path | None = None) -> Scan:
     """Every documentation file below ``root`` (sorted by path), with the ones skipped.
-    In a git work tree, files git ignores are left out and HEAD is the commit hash."""
+    In a git work tree, files git ignores are left out and HEAD is the commit hash.
+    The walk does not enter ``cache_root`` (where the build writes), its staging area or
+    any directory that holds a doc-index cache; each is reported as skipped."""
     root = root.resolve()
     scan = Scan()
     # Asked at any depth: below a work tree's top, ls-files lists the files under ``root``
@@ -88,22 +105,8 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
     files_query = _GitQuery(root, "ls-files", "--cached", "--others", "--exclude-standard",
                             "-z")
     head_query = _GitQuery(root, "rev-parse", "--verify", "--quiet", "HEAD")
-    candidates: list[tuple[str, str]] = []  # (relative path, full path)
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, root)
-        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-        kept = []
-        for d in sorted(dirnames):
-            full = os.path.join(dirpath, d)
-            if d in SKIPPED_DIRS:
-                continue
-            if os.path.islink(full):
-                scan.skipped.append((rel_dir + d, "symlinked directory not followed"))
-                continue
-            kept.append(d)
-        dirnames[:] = kept
-        candidates.extend((rel_dir + name, os.path.join(dirpath, name))
-                          for name in sorted(filenames) if is_doc_path(name))
+    tree = _Tree(root)
+    candidates = _walk(tree, _own_directories(cache_root), scan.skipped)
     visible: set[str] | None = None
     listed = files_query.output()
     head = head_query.output()
@@ -111,65 +114,244 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
         visible = {os.fsdecode(p) for p in listed.split(b"\0") if p}
         scan.commit_hash = head.decode("ascii", "replace").strip() if head else ""
     found: list[SourceFile] = []
-    for rel, full in candidates:
+    for rel, is_link in candidates:
         if visible is not None and rel not in visible:
             continue
-        try:
-            rel.encode("utf-8")
-        except UnicodeEncodeError:
-            shown = rel.encode("utf-8", "replace").decode()
-            scan.skipped.append((shown, "file name is not UTF-8"))
+        problem = path_problem(rel)  # the one check of a source's names, before any join
+        if problem is not None:
+            scan.skipped.append((_shown(rel), problem))
             continue
-        entry = _check_file(root, full, max_bytes)
+        entry = _check_file(tree, rel, is_link, max_bytes)
         if isinstance(entry, str):
             scan.skipped.append((rel, entry))
             continue
-        found.append(entry_for(rel, entry[1], entry[0], max_bytes))
+        data, parts = entry
+        found.append(entry_for(rel, tree, parts, data, max_bytes))
     found.sort(key=lambda f: f.path)
     scan.files = found
     scan.skipped.sort()
     return scan
 
 
-def _check_file(root: Path, full: str, max_bytes: int) -> tuple[bytes, str] | str:
-    """The file's bytes and real path (a symlink's target), or the reason it is skipped.
-    The walk does not follow directory symlinks, so only the file itself can be a link."""
+class _LeavesTree(Exception):
+    """A symlink names a file outside the walked directory."""
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
+def _open_dir_below(top: int, parts: list[str]) -> int:
+    """A new handle on the directory ``parts`` below the directory ``top``, opened one
+    component at a time, never through a symlink (ELOOP)."""
+    fd = os.open(".", _DIR_FLAGS, dir_fd=top)
+    for part in parts:
+        try:
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = child
+    return fd
+
+
+class _Tree:
+    """The walked directory, held open. Its files are opened below this handle, one path
+    component at a time with ``O_NOFOLLOW``, at the scan and again when they are parsed;
+    the directory of the last file opened stays open for the next file in it (files come
+    grouped by directory). Both handles close when the scan's last SourceFile is gone."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = os.fspath(root)
+        self.fd = os.open(root, _DIR_FLAGS)
+        self._fds = [self.fd]  # the root, then the directory of the last file opened
+        self._dir_parts: list[str] | None = None
+        weakref.finalize(self, _close_all, self._fds)
+
+    def _directory(self, parts: list[str]) -> int:
+        if parts != self._dir_parts:
+            fd = _open_dir_below(self.fd, parts)
+            if len(self._fds) > 1:
+                os.close(self._fds.pop())
+            self._fds.append(fd)
+            self._dir_parts = parts
+        return self._fds[-1]
+
+    def read(self, parts: list[str], max_bytes: int) -> bytes | str:
+        """The bytes of the regular file ``parts`` (path components below the root), or
+        why they are not read; OSError when it cannot be opened."""
+        fd = os.open(parts[-1], _FILE_FLAGS, dir_fd=self._directory(parts[:-1]))
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return "not a regular file"
+            if st.st_size > max_bytes:
+                return f"over the size cap ({st.st_size} > {max_bytes} bytes)"
+            with open(fd, "rb", closefd=False) as fh:
+                # Sized by fstat: a read of max_bytes + 1 would allocate that much per file.
+                data = fh.read(st.st_size + 1)
+                if len(data) > st.st_size:  # grew since: read on, up to past the cap
+                    data += fh.read(max_bytes + 1 - len(data))
+        finally:
+            os.close(fd)
+        if len(data) > max_bytes:
+            return f"over the size cap (> {max_bytes} bytes)"
+        return data
+
+    def link_target(self, parts: list[str]) -> list[str]:
+        """The path below the root named by the symlink ``parts``: an absolute target must
+        lie under the root, and ``..`` may not climb above it (_LeavesTree); a directory
+        that ``..`` climbs out of must be a real one, not a link (OSError)."""
+        target = os.readlink(parts[-1], dir_fd=self._directory(parts[:-1]))
+        if os.path.isabs(target):
+            if not target.startswith(self.root.rstrip("/") + "/"):
+                raise _LeavesTree
+            here, rest = [], target[len(self.root.rstrip("/")) + 1:]
+        else:
+            here, rest = parts[:-1], target
+        for part in rest.split("/"):
+            if part in ("", "."):
+                continue
+            if part != "..":
+                here = [*here, part]
+            elif not here:
+                raise _LeavesTree
+            else:
+                os.close(_open_dir_below(self.fd, here))  # what the kernel would climb out of
+                here = here[:-1]
+        return here
+
+
+def _own_directories(cache_root: Path | None) -> set[tuple[int, int]]:
+    """(st_dev, st_ino) of the cache root and its staging area, when they exist."""
+    found = set()
+    if cache_root is not None:
+        for path in (cache_root, cache_root / STAGING_DIR):
+            try:
+                st = os.stat(path)
+            except (OSError, ValueError):
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                found.add((st.st_dev, st.st_ino))
+    return found
+
+
+def _walk(tree: _Tree, own: set[tuple[int, int]], skipped: list[tuple[str, str]],
+          ) -> list[tuple[str, bool]]:
+    """The doc files below the tree's root, as (relative path, is a symlink), grouped by
+    directory. Each directory is opened relative to its parent's handle (``O_NOFOLLOW``,
+    ``O_DIRECTORY``); only the handles of the directories being walked are open."""
+    found: list[tuple[str, bool]] = []
+    stack: list[tuple[int, str, list[str]]] = []  # (handle, path + "/", subdirs to walk)
+
+    def enter(fd: int, prefix: str) -> None:
+        try:
+            stack.append((fd, prefix, _list_directory(fd, prefix, own, found, skipped)))
+        except BaseException:
+            os.close(fd)
+            raise
+
     try:
-        st = os.lstat(full)
-        if stat.S_ISLNK(st.st_mode):
-            target = Path(full).resolve()
-            if not target.is_relative_to(root):
-                return "symlink leaves the source tree"
-            st = os.stat(target)
-            full = os.fspath(target)
-        if not stat.S_ISREG(st.st_mode):
-            return "not a regular file"
-        if st.st_size > max_bytes:
-            return f"over the size cap ({st.st_size} > {max_bytes} bytes)"
-        with open(full, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except (OSError, RuntimeError) as exc:
+        enter(os.open(".", _DIR_FLAGS, dir_fd=tree.fd), "")
+        while stack:
+            fd, prefix, subdirs = stack[-1]
+            if not subdirs:
+                stack.pop()
+                os.close(fd)
+                continue
+            name = subdirs.pop()
+            try:  # ELOOP: swapped for a symlink since it was listed
+                enter(os.open(name, _DIR_FLAGS, dir_fd=fd), prefix + name + "/")
+            except OSError as exc:
+                reason = os.strerror(exc.errno) if exc.errno else type(exc).__name__
+                skipped.append((prefix + name, f"unreadable directory ({reason})"))
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+    return found
+
+
+def _list_directory(fd: int, prefix: str, own: set[tuple[int, int]],
+                    found: list[tuple[str, bool]], skipped: list[tuple[str, str]]) -> list[str]:
+    """The subdirectories to walk in the open directory ``fd`` (path ``prefix``); its doc
+    files go to ``found``. A directory of doc-index's own is skipped whole, reported."""
+    shown = prefix.rstrip("/") or "."
+    st = os.fstat(fd)
+    if (st.st_dev, st.st_ino) in own:
+        skipped.append((shown, "the cache root of this build (or its staging area)"))
+        return []
+    with os.scandir(fd) as listing:
+        entries = sorted(listing, key=lambda e: e.name)
+    files = {entry.name for entry in entries if entry.is_file(follow_symlinks=False)}
+    if files >= CACHE_FILES or any(
+        entry.name == STAGING_DIR and entry.is_dir(follow_symlinks=False) for entry in entries
+    ):
+        skipped.append((shown, "holds a doc-index cache"))
+        return []
+    subdirs = []
+    for entry in reversed(entries):  # popped from the end: walked in name order
+        rel = prefix + entry.name
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name in SKIPPED_DIRS:
+                continue
+            problem = path_problem(rel)
+            if problem is not None:
+                skipped.append((_shown(rel), problem))
+                continue
+            subdirs.append(entry.name)
+        elif entry.is_symlink():
+            try:
+                to_directory = entry.is_dir()  # the target's type only; nothing is opened
+            except OSError:
+                to_directory = False
+            if to_directory:
+                skipped.append((rel, "symlinked directory not followed"))
+            elif is_doc_path(entry.name):
+                found.append((rel, True))
+        elif is_doc_path(entry.name):
+            found.append((rel, False))
+    return subdirs
+
+
+def _shown(rel: str) -> str:
+    """``rel`` as the report shows it: undecodable bytes become ``?``."""
+    return rel.encode("utf-8", "replace").decode("utf-8")
+
+
+def _check_file(tree: _Tree, rel: str, is_link: bool, max_bytes: int,
+                ) -> tuple[bytes, list[str]] | str:
+    """The file's bytes and its path components below the root (a symlink's target), or
+    the reason it is skipped. A symlink is followed only to a file inside the tree, by the
+    same component-wise walk; its target's name goes through the same one check."""
+    parts = rel.split("/")
+    try:
+        if is_link:
+            parts = tree.link_target(parts)
+            problem = path_problem("/".join(parts))
+            if problem is not None:
+                return f"symlink target: {problem}"
+        data = tree.read(parts, max_bytes)
+    except _LeavesTree:
+        return "symlink leaves the source tree"
+    except OSError as exc:
         return f"unreadable ({type(exc).__name__})"
-    if len(data) > max_bytes:
-        return f"over the size cap (> {max_bytes} bytes)"
-    return data, full
+    if isinstance(data, str):
+        return data
+    return data, parts
 
 
-def entry_for(rel: str, full: str | Path, data: bytes, max_bytes: int | None = None,
+def entry_for(rel: str, tree: _Tree, parts: list[str], data: bytes, max_bytes: int,
               ) -> SourceFile:
     """A local file: hashed now, read again (not kept in memory) when it is parsed.
 
-    The second read does not follow a symlink (a file swapped for a link out of the tree
-    after the scan) and stops past ``max_bytes`` (a file that grew over the cap): both
-    raise OSError, so the file is skipped as unreadable."""
+    The second read walks from the tree's handle again, never through a symlink (a file
+    or directory swapped for a link after the scan) and stops past ``max_bytes`` (a file
+    that grew over the cap): both raise OSError, so the file is skipped as unreadable."""
 
     def read() -> bytes:
-        with open(os.open(full, os.O_RDONLY | os.O_NOFOLLOW), "rb") as fh:
-            if max_bytes is None:
-                return fh.read()
-            content = fh.read(max_bytes + 1)
-        if len(content) > max_bytes:
-            raise OSError(errno.EFBIG, f"grew over the size cap ({max_bytes} bytes)")
+        content = tree.read(parts, max_bytes)
+        if isinstance(content, str):
+            raise OSError(errno.EINVAL, content)  # not a regular file, or grew over the cap
         return content
 
     return SourceFile(rel, hashlib.sha256(data).hexdigest(), len(data), read)

@@ -36,8 +36,8 @@ log = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 def hook(event, args):
     if event in ("open", "os.listdir", "os.scandir") and args and args[0] is not None:
         path = args[0]
-        if isinstance(path, int):
-            return
+        if isinstance(path, int) or not os.path.isabs(path):
+            return  # a handle, or a name opened below a directory handle (the walk)
         os.write(log, os.fsencode(path).replace(b"\\", b"\\\\").replace(b"\n", b"\\n")
                  + b"\n")
 sys.addaudithook(hook)

@@ -29,7 +29,7 @@ from doc_index.server.native_cache import load_native_cache
 from doc_index.server.warm_caches import WarmCaches
 from doc_index.store import commit as commit_mod
 from doc_index.store import parallel
-from doc_index.store.lock import BuildLock
+from doc_index.store.index_store import IndexStore
 from doc_index.store.manifest import SectionSpool
 from doc_index.store.search_index import IndexWriter
 
@@ -279,7 +279,6 @@ def test_chmod_0555_root(shared_tmp: Path) -> None:
     before = cache_files(root / KEY)
     os.chmod(root, 0o555)
     os.chmod(root / KEY, 0o555)
-    os.chmod(root / f"{KEY}.lock", 0o444)
     prefix: list[str] = []
     if os.geteuid() == 0:
         # Root bypasses file permissions: the build simply works.
@@ -314,7 +313,7 @@ def test_a_held_lock_makes_the_second_build_wait(tmp_path: Path) -> None:
     root = tmp_path / "root"
     build(a, root, name="src")
     before = cache_files(root / KEY)
-    with BuildLock(root / f"{KEY}.lock"):
+    with IndexStore(root).lock(KEY):
         proc = subprocess.Popen([sys.executable, "-m", "doc_index.cli", "build", str(b), "--root",
                                  str(root), "--name", "src"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
