@@ -149,11 +149,13 @@ class WarmWorker:
     the parsers while the build imports the store, walks the source and reads the old
     cache, then parses what ``take`` sends it (or exits when ``close``d unused). It is
     forked before the build lock is taken and writes raw files only into a staging
-    directory that still exists (``write_raw``)."""
+    directory that still exists (``write_raw``). Used as a context manager by the one
+    code that owns it (``close`` on the way out); with ``fork=False`` it is an idle
+    stand-in that ``take`` nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, fork: bool = True) -> None:
         self._pid = 0
-        if not hasattr(os, "fork"):
+        if not fork or not hasattr(os, "fork"):
             return
         jobs_r, jobs_w = os.pipe()
         results_r, results_w = os.pipe()
@@ -202,6 +204,12 @@ class WarmWorker:
             return None
         pid, self._pid = self._pid, 0
         return _ChildResults(pid, open(self._results, "rb"), len(jobs))  # noqa: SIM115
+
+    def __enter__(self) -> WarmWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         """Stop and reap the worker if ``take`` did not hand it work."""
