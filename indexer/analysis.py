@@ -85,7 +85,7 @@ IRREGULAR = {
 }
 
 # Generic software abbreviations and near-synonyms, both ways: a query word also looks
-# for the other spelling of the same idea (with a lower weight, see selection.Params).
+# for the other spelling of the same idea (with a lower weight, see native_selection.Params).
 _ALIKE = [
     ("application", "app"), ("configuration", "config"), ("environment", "env"),
     ("database", "db"), ("authentication", "auth"), ("documentation", "docs"),

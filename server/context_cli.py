@@ -26,7 +26,7 @@ from typing import NoReturn
 
 from . import tools
 from .errors import EXIT_OK, EXIT_USAGE, ContextError
-from .v0_cache import build_v0_cache
+from .v0_build import build_v0_cache
 
 _INTEGER = re.compile(r"-?[0-9]{1,18}", re.ASCII)
 

@@ -2,7 +2,7 @@
 
 Determinism (same bytes twice and across builds), order (score desc, id asc), the floor,
 no-match sections never selected, stopword-only and invalid queries, score range, the
-``why`` fields, greedy budget, and the ranking principles of ``server.selection``.
+``why`` fields, greedy budget, and the ranking principles of ``server.native_selection``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from doc_index.server import detmath
 from doc_index.server.errors import ContextError
 from doc_index.server.jsonout import dumps
 from doc_index.server.native_cache import NativeCache, load_native_cache
-from doc_index.server.selection import PARAMS, analyze_query, rank, select
+from doc_index.server.native_selection import PARAMS, analyze_query, rank, select
 
 DOCS = {
     "guide/install.md": (
