@@ -153,11 +153,6 @@ def word_terms(word: str) -> tuple[str, ...]:
     return result
 
 
-def words(text: str) -> list[str]:
-    """The words of a text, as ``why.total_words`` counts them."""
-    return WORD.findall(text)
-
-
 def term_counts(text: str) -> dict[str, int]:
     """Index terms of a text with their frequencies."""
     return terms_of_words(Counter(WORD.findall(text)))
@@ -229,15 +224,6 @@ def query_concepts(query: str) -> list[Concept]:
         alts = [a for a in dict.fromkeys(alts) if a != main]
         concepts.append(Concept(main, parts, tuple(alts)))
     return concepts
-
-
-def query_terms(query: str) -> list[str]:
-    """A query's terms in query order, duplicates removed (stopwords dropped)."""
-    seen: dict[str, None] = {}
-    for concept in query_concepts(query):
-        for term in concept.terms:
-            seen.setdefault(term, None)
-    return list(seen)
 
 
 def all_stopword_terms(query: str) -> list[str]:

@@ -107,11 +107,7 @@ def _swapped(cache_dir: Path, dir_fd: int) -> bool:
     return (held.st_dev, held.st_ino) != (live.st_dev, live.st_ino)
 
 
-def is_native_manifest(manifest: Any) -> bool:
-    return isinstance(manifest, dict) and "index_version" in manifest
-
-
-def load_native_cache(cache_dir: Path, manifest_bytes: bytes | None = None) -> NativeCache:
+def load_native_cache(cache_dir: Path) -> NativeCache:
     """Load and check a native cache; ContextError cache_missing / cache_invalid."""
     try:
         dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..indexer.ids import IdAssigner, heading_slug, section_path
-from ..indexer.model import ParsedFile, unpack_tf
+from ..indexer.model import ParsedFile
 from ..indexer.versions import (
     ANALYZER_VERSION,
     MAX_SECTIONS_PER_FILE,
@@ -645,4 +645,5 @@ def _fresh_file(parsed: ParsedFile, ids: IdAssigner, writer: IndexWriter) -> lis
     return entries
 
 
-__all__ = ["CURRENT_INDEX_VERSION", "BuildReport", "IndexStore", "default_root", "unpack_tf"]
+__all__ = ["CURRENT_INDEX_VERSION", "BuildPlan", "BuildReport", "IndexStore", "default_root",
+           "plan_build"]
