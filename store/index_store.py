@@ -273,15 +273,28 @@ class IndexStore:
         return True
 
     def _read_old_head(self, key: str) -> tuple[bytes, dict[str, Any]] | None:
-        """The live manifest's header, as text and as fields, if it has a usable one."""
+        """The live manifest's header, as text and as fields, if it has a usable one. Only
+        the header is read (in small reads: a whole manifest read here and freed made the
+        allocator keep the memory of the write that follows, 8 MiB on 20,000 files)."""
+        mark = SECTIONS_MARK.encode()
+        head = bytearray()
+        found = -1
         try:
-            data = (self.cache_dir(key) / MANIFEST_NAME).read_bytes()
+            with open(self.cache_dir(key) / MANIFEST_NAME, "rb") as fh:
+                while found == -1:
+                    chunk = fh.read(64 * 1024)
+                    if not chunk:
+                        return None
+                    start = max(0, len(head) - len(mark))
+                    head += chunk
+                    found = head.find(mark, start)
         except OSError:
             return None
-        header = manifest_head(data)
+        del head[found + len(mark):]
+        header = manifest_head(bytes(head))
         if header is None or check_header(header) is not None:
             return None
-        return data[:data.find(SECTIONS_MARK.encode())], header
+        return bytes(head[:found]), header
 
     def _load_old(self, key: str, plan: BuildPlan) -> _Old:
         """The live generation the plan was made from, if an incremental build can trust

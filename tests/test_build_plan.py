@@ -118,3 +118,17 @@ def test_the_warm_worker_is_stopped_by_its_one_owner(tmp_path: Path) -> None:
     again = build_from_directory(store, docs, name="x")  # nothing changed: worker unused
     assert not again.written and again.unchanged == ["a.md", "b.md", "c.md"]
     assert (store.root / "local-x" / MANIFEST_NAME).is_file()
+
+
+def test_a_manifest_header_longer_than_one_read_is_planned_from(tmp_path: Path) -> None:
+    """The plan reads the live manifest's header in 64 KiB reads, up to the sections."""
+    names = {f"docs/{'long-folder-name-' * 3}{i:04d}.md": f"# T{i}\n" for i in range(700)}
+    docs = write_tree(tmp_path / "src", names)
+    store = IndexStore(tmp_path / "root")
+    build(docs, store.root, name="x")
+    head = store._read_old_head("local-x")
+    assert head is not None and len(head[0]) > 2 * 64 * 1024
+    assert (store.root / "local-x" / MANIFEST_NAME).read_bytes().startswith(head[0])
+    write_tree(docs, {"docs/new.md": "# New\n"})
+    report = build(docs, store.root, name="x")
+    assert not report.full and report.added == ["docs/new.md"] and len(report.unchanged) == 700
