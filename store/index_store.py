@@ -359,9 +359,8 @@ class IndexStore:
         with self.lock(key):
             commit_mod.clean_staging(self.root, key)
             try:
-                old = None if full else self._read_old_head(key)
-                plan = plan_build(scan, skipped, owner, name, old)
-                del old
+                plan = plan_build(scan, skipped, owner, name,
+                                  None if full else self._read_old_head(key))
                 try:
                     report = self._write(key, owner, name, scan, plan, progress, warm)
                 except _Untrusted:  # the live generation is damaged: build it all again
