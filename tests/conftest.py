@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from doc_index.store.index_store import BuildReport, IndexStore
 from doc_index.store.sources import scan_directory
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_REPOS = REPO / "sample_repos"
@@ -21,6 +22,9 @@ SAMPLE_REPOS = REPO / "sample_repos"
 # line, a process exit), never for a span of time. Every timeout is only a safety net
 # against a hang, this long so that load never trips it on a healthy run.
 SAFETY_TIMEOUT = 300.0
+# Hypothesis fails an example slower than 200 ms by default: a margin that load eats.
+settings.register_profile("no-deadline", deadline=None)
+settings.load_profile("no-deadline")
 
 
 def wait_for(ready: Callable[[], object], what: str, timeout: float = SAFETY_TIMEOUT) -> None:
