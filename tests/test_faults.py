@@ -338,7 +338,7 @@ def test_a_held_lock_makes_the_second_build_wait(tmp_path: Path) -> None:
     root = tmp_path / "root"
     build(a, root, name="src")
     before = cache_files(root / KEY)
-    builder = RawServer(python_argv(_BUILD_REPORTING_A_BUSY_LOCK) + [
+    builder = RawServer(python_argv(_BUILD_REPORTING_A_BUSY_LOCK) + [  # read line by line
         "build", str(b), "--root", str(root), "--name", "src"])
     try:
         with BuildLock(root / f"{KEY}.lock"):
@@ -543,5 +543,5 @@ def test_readers_during_rebuilds_short(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_readers_during_rebuilds_long(tmp_path: Path) -> None:
-    counts = _readers_during_rebuilds(tmp_path, rebuilds=500)
+    counts = _readers_during_rebuilds(tmp_path, rebuilds=1000)
     print(f"readers during rebuilds: {counts}")
