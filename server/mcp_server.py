@@ -6,9 +6,9 @@ dispatch, cancellation, both protocol eras) behind this project's stdio transpor
 results are the bytes of the ``context`` CLI, as one text content item.
 
 Start-up: importing the SDK costs about a second (pydantic building the protocol
-models), so nothing here imports it at module level. :func:`run` starts reading stdin
-and answers ``initialize`` first, then imports the SDK while the client reads that
-answer; requests that arrive meanwhile wait in a queue.
+models), so nothing here imports it at module level (tests/test_import_rules.py).
+:func:`run` starts reading stdin and answers ``initialize`` first, then imports the SDK
+while the client reads that answer; requests that arrive meanwhile wait in a queue.
 
 The server reads caches only: it writes no file (bytecode caching is off while it
 runs), opens no network socket, sends OpenTelemetry nowhere (the SDK's middleware is

@@ -57,7 +57,7 @@ from .manifest import (
 from .roots import default_root
 from .search_index import KIND_NAMES, IndexWriter, SearchIndex
 
-if TYPE_CHECKING:  # the resolve path imports this module: keep it light
+if TYPE_CHECKING:  # the resolve path imports this module (tests/test_import_rules.py)
     from collections.abc import Iterator
 
     from .parallel import Job, WarmWorker
@@ -101,7 +101,7 @@ def check_key(key: str) -> str:
 
 class BuildReport:
     """What a build did, for the one-screen summary. (Plain classes here, not dataclasses:
-    see ``store.sources``.)"""
+    tests/test_import_rules.py.)"""
 
     def __init__(self, key: str, cache_dir: Path,
                  skipped: list[tuple[str, str]] | None = None) -> None:
