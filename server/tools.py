@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec
 
 from ..store.manifest import MAX_MANIFEST_BYTES
-from .cache_files import read_regular
+from .cache_files import read_regular, swapped
 from .errors import CacheReplaced, ContextError
 from .jsonout import dumps
 from .v0_cache import V0Cache, load_v0_cache, parse_json
@@ -154,23 +154,35 @@ def inspect_cache(cache_dir: Path) -> str:
     unparseable gives ``""``, ``0`` and ``valid: false``. ``total_bytes`` sums the sizes of
     the regular files directly in the cache directory (no recursion, symlinks skipped);
     if a size cannot be read it is 0 and ``valid`` is false. Works on both cache kinds.
+    Sizes and manifest come from one opened generation; one that a rebuild swapped out
+    while it was read is read again (as ``resolve`` does), never reported invalid.
     """
     _require_directory(cache_dir)
-    total_bytes = _regular_file_bytes(cache_dir)
-    cache_version, document_count, manifest_ok = _manifest_summary(cache_dir)
-    return dumps(
-        {
-            "cache_version": cache_version,
-            "document_count": document_count,
-            "total_bytes": total_bytes or 0,
-            "valid": manifest_ok and total_bytes is not None,
-        }
-    )
+    for _ in range(_NATIVE_ATTEMPTS):
+        try:
+            dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError):
+            raise ContextError("cache_missing", "no cache directory") from None
+        try:
+            total_bytes = _regular_file_bytes(dir_fd)
+            cache_version, document_count, manifest_ok = _manifest_summary(dir_fd)
+            if manifest_ok and total_bytes is not None or not swapped(cache_dir, dir_fd):
+                return dumps(
+                    {
+                        "cache_version": cache_version,
+                        "document_count": document_count,
+                        "total_bytes": total_bytes or 0,
+                        "valid": manifest_ok and total_bytes is not None,
+                    }
+                )
+        finally:
+            os.close(dir_fd)
+    raise ContextError("io_error", "the cache kept being replaced while it was read")
 
 
-def _regular_file_bytes(directory: Path) -> int | None:
+def _regular_file_bytes(dir_fd: int) -> int | None:
     total = 0
-    with os.scandir(directory) as entries:
+    with os.scandir(dir_fd) as entries:
         for entry in entries:
             try:
                 info = entry.stat(follow_symlinks=False)
@@ -181,13 +193,9 @@ def _regular_file_bytes(directory: Path) -> int | None:
     return total
 
 
-def _manifest_summary(cache_dir: Path) -> tuple[str, int, bool]:
+def _manifest_summary(dir_fd: int) -> tuple[str, int, bool]:
     try:
-        dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            manifest = parse_json(read_regular(dir_fd, MANIFEST, follow_symlinks=True))
-        finally:
-            os.close(dir_fd)
+        manifest = parse_json(read_regular(dir_fd, MANIFEST, follow_symlinks=True))
     except (OSError, ValueError, ContextError):  # unreadable, not JSON, not a regular file
         return "", 0, False
     if not isinstance(manifest, dict):
