@@ -22,7 +22,8 @@ from ..store.manifest import MAX_MANIFEST_BYTES
 from .cache_files import read_regular, swapped
 from .errors import CacheReplaced, ContextError
 from .jsonout import dumps
-from .v0_cache import V0Cache, load_v0_cache, parse_json
+from .strict_json import parse_json
+from .v0_cache import V0Cache, load_v0_cache
 from .v0_selection import render, select_v0
 
 if TYPE_CHECKING:
