@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # the last line of defence: a fact, never a traceback
-        from .server.errors import ContextError
+        from .errors import ContextError
 
         if isinstance(exc, ContextError):
             print(f"error: {exc.message}", file=sys.stderr)
@@ -147,8 +147,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _delete(root: Path, name: str) -> int:
+    from .errors import ContextError
     from .server.cache_paths import resolve_cache_name
-    from .server.errors import ContextError
     from .store.index_store import IndexStore
 
     shown = printable(name)  # one line, whatever the name holds

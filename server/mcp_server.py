@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from doc_index import __version__
 
-from .errors import ContextError
+from ..errors import ContextError
 from .mcp_tools import (
     CANONICAL_NAMES,
     LIST_CACHES,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import CacheReplaced, ContextError
 from ..store.index_store import CURRENT_INDEX_VERSION
 from ..store.manifest import (
     MANIFEST_NAME,
@@ -27,7 +28,6 @@ from ..store.manifest import (
 )
 from ..store.search_index import SearchIndex
 from .cache_files import open_regular, read_regular, swapped
-from .errors import CacheReplaced, ContextError
 
 
 @dataclass

@@ -18,9 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec
 
+from ..errors import CacheReplaced, ContextError, as_context_error
+from ..store.cache_names import STAGING_DIR
 from ..store.manifest import MAX_MANIFEST_BYTES
+from .budget import check_budget
 from .cache_files import read_regular, swapped
-from .errors import CacheReplaced, ContextError
 from .jsonout import dumps
 from .strict_json import parse_json
 from .v0_cache import V0Cache, load_v0_cache
@@ -29,10 +31,7 @@ from .v0_selection import render, select_v0
 if TYPE_CHECKING:
     from .warm_caches import WarmCaches
 
-MAX_BUDGET = 10_000_000
 MANIFEST = "manifest.json"
-# The store's staging area under a cache root (store.commit.STAGING_DIR), never a cache.
-STAGING_DIR = ".doc-index-tmp"
 # A native cache swapped by a rebuild while it is loaded or read is loaded again, this
 # many times (a reader can lose several races to back-to-back rebuilds on a busy machine).
 _NATIVE_ATTEMPTS = 10
@@ -50,21 +49,10 @@ def _spec_errors(tool: Callable[_P, str]) -> Callable[_P, str]:
             return tool(*args, **kwargs)
         except ContextError:
             raise
-        except OSError as exc:
-            raise ContextError("io_error", str(exc)) from exc
         except Exception as exc:
-            raise ContextError("internal_error", repr(exc)) from exc
+            raise as_context_error(exc) from exc
 
     return wrapper
-
-
-def check_budget(budget: object) -> int:
-    """``budget`` as an int in [0, MAX_BUDGET]; invalid_budget otherwise (a bool is no int)."""
-    if isinstance(budget, bool) or not isinstance(budget, int):
-        raise ContextError("invalid_budget", "budget must be an integer")
-    if not 0 <= budget <= MAX_BUDGET:
-        raise ContextError("invalid_budget", f"budget must be in [0, {MAX_BUDGET}]")
-    return int(budget)
 
 
 @_spec_errors

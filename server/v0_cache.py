@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
+from ..errors import ContextError
 from .cache_files import read_regular
-from .errors import ContextError
 from .strict_json import parse_json
 from .v0_selection import V0Document
 

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from .errors import ContextError
+from ..errors import ContextError
 from .query_limits import check_query_length, why_terms
 
 # Unicode White_Space, exactly. str.split() would also split on U+001C..U+001F.

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from doc_index.server.errors import EXIT_CODES
 from mcp_support import (
     CACHE_NAMES,
     FIXTURES,
@@ -30,6 +29,8 @@ from mcp_support import (
     server_argv,
     tool_call,
 )
+
+from doc_index.errors import EXIT_CODES
 
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}
 DOTTED = ["context.resolve", "context.list_caches", "context.inspect_cache"]

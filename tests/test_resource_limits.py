@@ -16,7 +16,6 @@ from doc_index.indexer.markdown import parse_markdown
 from doc_index.indexer.rst import parse_rst
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 from doc_index.server import tools, v0_selection
-from doc_index.server.errors import ContextError
 from doc_index.server.query_limits import (
     MAX_QUERY_BYTES,
     WHY_MAX_TERM_CHARS,
@@ -24,6 +23,8 @@ from doc_index.server.query_limits import (
     why_terms,
 )
 from doc_index.store.manifest import MAX_MANIFEST_BYTES
+
+from doc_index.errors import ContextError
 
 CAP = MAX_SECTIONS_PER_FILE
 

@@ -10,7 +10,6 @@ from fractions import Fraction
 import pytest
 from compat_support import CACHES
 from doc_index.server import tools
-from doc_index.server.errors import ContextError
 from doc_index.server.v0_selection import (
     F32,
     WHITE_SPACE,
@@ -23,6 +22,8 @@ from doc_index.server.v0_selection import (
 )
 from hypothesis import given
 from hypothesis import strategies as st
+
+from doc_index.errors import ContextError
 
 
 def ratio(matches: int, words: int) -> float:
