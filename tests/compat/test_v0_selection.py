@@ -10,12 +10,12 @@ from fractions import Fraction
 import pytest
 from compat_support import CACHES
 from doc_index.server import tools
+from doc_index.server.jsonout import render_v0 as render
 from doc_index.server.v0_selection import (
     F32,
     WHITE_SPACE,
     V0Document,
     format_f32,
-    render,
     select_v0,
     split_white_space,
     to_f32,
