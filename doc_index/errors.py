@@ -4,13 +4,16 @@ Every error the library raises on purpose is a :class:`DocIndexError` whose ``co
 row of :data:`EXIT_CODES`: the six frozen codes of the specs (:class:`ContextError`,
 whose canonical messages are all an MCP client sees) and ``usage`` (a bad argument or
 name, exit 1). The doors (``doc-index``, ``context``, the MCP server, the git hook) turn
-any exception into an exit code with :func:`exit_code_of` and an MCP tool error with
-:func:`as_context_error`; they never map errors themselves.
+any exception into an exit code with :func:`exit_code_of`, a line for people with
+:func:`describe` and an MCP tool error with :func:`as_context_error`; they never map
+errors themselves.
 """
 
 from __future__ import annotations
 
 import json
+
+from .printable import printable
 
 CANONICAL_MESSAGES: dict[str, str] = {
     "cache_missing": "Cache does not exist",
@@ -97,6 +100,21 @@ def exit_code_of(exc: BaseException) -> int:
     if isinstance(exc, OSError):
         return EXIT_CODES["io_error"]
     return EXIT_CODES["internal_error"]
+
+
+def describe(exc: BaseException) -> str:
+    """The one line a door shows people for ``exc`` (after ``error: ``), every name in it
+    escaped (``printable``)."""
+    if isinstance(exc, DocIndexError):
+        return printable(exc.message)
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    if isinstance(exc, OSError):
+        parts = [printable(exc.strerror or str(exc))]
+        if exc.filename:
+            parts.append(printable(str(exc.filename)))
+        return ": ".join(parts)
+    return f"internal error ({type(exc).__name__}: {printable(str(exc))})"
 
 
 def as_context_error(exc: BaseException) -> ContextError:

@@ -17,11 +17,9 @@ removed) and logs to stderr only.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import queue
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,19 +145,3 @@ def _configure_logging() -> None:
         stream=sys.stderr,
         format="doc-index serve: %(levelname)s: %(name)s: %(message)s",
     )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="doc-index serve", description="Serve the caches under ROOT over MCP on stdio."
-    )
-    parser.add_argument("--root", type=Path, default=None, help="cache root (default ~/.doc-index)")
-    parser.add_argument("--tool-names", choices=TOOL_NAME_STYLES, default="dotted")
-    args = parser.parse_args(argv)
-    from ..store.roots import default_root
-
-    return run(args.root if args.root is not None else default_root(), args.tool_names)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -115,10 +115,7 @@ def answer(
 
 def load_for_resolve(cache_dir: Path) -> Any:
     """The loaded cache behind ``cache_dir``: a :class:`V0Cache` or a ``NativeCache``."""
-    try:
-        dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
-        raise ContextError("cache_missing", "no cache directory") from None
+    dir_fd = _open_directory(cache_dir)
     try:
         manifest = _read_manifest(dir_fd)
         if isinstance(manifest, dict) and "build_config" in manifest:
@@ -131,6 +128,14 @@ def load_for_resolve(cache_dir: Path) -> Any:
         manifest = None  # the native loader reads it again: never hold two copies
         return load_native_cache(cache_dir)
     raise ContextError("cache_invalid", "manifest is neither a v0 nor a native manifest")
+
+
+def _open_directory(cache_dir: Path) -> int:
+    """A handle on the cache directory: every file of one generation is read through it."""
+    try:
+        return os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ContextError("cache_missing", "no cache directory") from None
 
 
 def _read_manifest(dir_fd: int) -> Any:
@@ -164,10 +169,7 @@ def cache_info(cache_dir: Path) -> CacheInfo:
     """
     _require_directory(cache_dir)
     for _ in range(_NATIVE_ATTEMPTS):
-        try:
-            dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except (FileNotFoundError, NotADirectoryError):
-            raise ContextError("cache_missing", "no cache directory") from None
+        dir_fd = _open_directory(cache_dir)
         try:
             total_bytes = _regular_file_bytes(dir_fd)
             cache_version, document_count, manifest_ok = _manifest_summary(dir_fd)

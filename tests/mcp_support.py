@@ -57,7 +57,8 @@ def server_argv(root: Path, tool_names: str = "dotted") -> list[str]:
     return [
         sys.executable,
         "-m",
-        "doc_index.server.mcp_server",
+        "doc_index.cli",
+        "serve",
         "--root",
         str(root),
         "--tool-names",

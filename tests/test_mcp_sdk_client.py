@@ -27,7 +27,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def params(root: Path, style: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "doc_index.server.mcp_server", "--root", str(root), "--tool-names", style],
+        args=["-m", "doc_index.cli", "serve", "--root", str(root), "--tool-names", style],
     )
 
 
