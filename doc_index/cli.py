@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--name", help="cache name (default: the directory or repository name)")
     build.add_argument("--ref", help="git only: the branch, tag or commit to index")
     build.add_argument("--full", action="store_true", help="re-parse every file")
-    build.add_argument("--max-file-bytes", type=_file_bytes, default=10 * 1024 * 1024,
+    build.add_argument("--max-file-bytes", type=_file_bytes, default=None,
                        help="skip files larger than this (default 10 MB, at most 1 GiB)")
 
     sub.add_parser("list", parents=[common], help="list the caches under the root")

@@ -23,7 +23,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from ..errors import EXIT_OK, EXIT_USAGE, ContextError, UsageError, as_context_error
+from ..errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    ContextError,
+    UsageError,
+    as_context_error,
+)
 from . import tools
 from .budget import parse_budget
 from .v0_cache import build_v0_cache
@@ -114,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         data = args.run(args).encode("utf-8")
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # the canonical message only, never a path or a traceback
         error = as_context_error(exc)
         _stderr(f"error: {error.message}")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from doc_index import __version__
 
-from ..errors import ContextError
+from ..errors import EXIT_INTERRUPTED, ContextError
 from .mcp_tools import (
     CANONICAL_NAMES,
     LIST_CACHES,
@@ -116,7 +116,7 @@ def run(root: Path, tool_names: str = "dotted", *, fast_init: bool = True) -> in
     try:
         return _serve(Path(root), tool_names, wire, inbox)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     finally:
         wire.restore()
 
