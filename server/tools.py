@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ..errors import CacheReplaced, ContextError, as_context_error
 from ..store.cache_names import STAGING_DIR
+from ..store.manifest import MANIFEST_NAME as MANIFEST
 from ..store.manifest import MAX_MANIFEST_BYTES
 from .budget import check_budget
 from .cache_files import read_regular, swapped
@@ -34,7 +35,6 @@ from .v0_selection import select_v0
 if TYPE_CHECKING:
     from .warm_caches import WarmCaches
 
-MANIFEST = "manifest.json"
 # A native cache swapped by a rebuild while it is loaded or read is loaded again, this
 # many times (a reader can lose several races to back-to-back rebuilds on a busy machine).
 _NATIVE_ATTEMPTS = 10
