@@ -119,3 +119,23 @@ def test_importing_the_package_loads_nothing_else() -> None:
     assert json.loads(done.stdout.replace("'", '"')) == ["doc_index"]
     assert set(doc_index.__all__) >= {"build", "list_caches", "inspect", "resolve", "delete",
                                       "install_hooks", "uninstall_hooks"}
+
+
+def test_the_store_never_imports_a_door() -> None:
+    """``store`` is library: it imports neither the CLI nor its build output."""
+    import ast
+
+    doors = {"cli", "build", "demo"}
+    found = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "store").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 2 and (
+                    node.module in doors or node.module is None
+                    and {alias.name for alias in node.names} & doors):
+                found.append(f"{path.name}:{node.lineno}")
+            elif isinstance(node, ast.ImportFrom | ast.Import):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [
+                    alias.name for alias in node.names]
+                found += [f"{path.name}:{node.lineno}" for name in names
+                          if name in {f"doc_index.{door}" for door in doors}]
+    assert found == []
