@@ -57,7 +57,8 @@ def server_argv(root: Path, tool_names: str = "dotted") -> list[str]:
     return [
         sys.executable,
         "-m",
-        "doc_index.server.mcp_server",
+        "doc_index.cli",
+        "serve",
         "--root",
         str(root),
         "--tool-names",
@@ -100,7 +101,7 @@ def tool_call(request_id: int | str, name: str, arguments: Any = None) -> dict[s
 
 
 def error_text(code: str) -> str:
-    from doc_index.server.errors import ContextError
+    from doc_index.errors import ContextError
 
     return ContextError(code).to_json_text()
 

@@ -544,3 +544,27 @@ def test_readers_during_rebuilds_short(tmp_path: Path) -> None:
 def test_readers_during_rebuilds_long(tmp_path: Path) -> None:
     counts = _readers_during_rebuilds(tmp_path, rebuilds=1000)
     print(f"readers during rebuilds: {counts}")
+
+
+def test_inspect_reads_again_a_generation_replaced_while_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild's swap lands between inspect opening the cache and reading its manifest
+    (the old generation is deleted): inspect reads the new one, never says invalid."""
+    a, b = two_states(tmp_path)
+    ref = tmp_path / "ref"
+    build(b, ref, name="src")
+    expected = tools.inspect_cache(ref / KEY)
+    root = tmp_path / "root"
+    build(a, root, name="src")
+    real_read = tools.read_regular
+    rebuilt: list[int] = []
+
+    def read_after_a_rebuild(dir_fd: int, relpath: str, **kwargs: object) -> bytes:
+        if not rebuilt:
+            rebuilt.append(cli_build(b, root).returncode)
+        return real_read(dir_fd, relpath, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tools, "read_regular", read_after_a_rebuild)
+    assert tools.inspect_cache(root / KEY) == expected
+    assert rebuilt == [0]

@@ -23,11 +23,12 @@ from typing import Any
 import pytest
 from conftest import SAFETY_TIMEOUT, SAMPLE_REPOS, build
 from doc_index.server import tools
-from doc_index.server.errors import CANONICAL_MESSAGES
 from doc_index.server.mcp_wire import MAX_LINE_BYTES, parse_line
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp_support import RawServer, initialize, make_root, server_argv, tool_call
+
+from doc_index.errors import CANONICAL_MESSAGES
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 

@@ -426,7 +426,7 @@ def test_concurrent_first_builds_share_one_clone(env: Path) -> None:
 
 
 def test_scp_like_urls_are_git_sources(env: Path) -> None:
-    from doc_index.build import looks_like_git
+    from doc_index.store.any_source import looks_like_git
 
     assert looks_like_git("deploy@git.example.com:team/docs.git")
     assert looks_like_git("git@github.com:pallets/flask.git")

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from conftest import SAFETY_TIMEOUT
-from doc_index.server.errors import ContextError
 from doc_index.server.mcp_server import fast_initialize
 from doc_index.server.mcp_tools import CANONICAL_NAMES, ToolCalls, tool_definitions
 from doc_index.server.mcp_wire import (
@@ -24,6 +23,8 @@ from doc_index.server.mcp_wire import (
     parse_line,
     read_lines,
 )
+
+from doc_index.errors import ContextError
 
 
 class RecordingBackend:
