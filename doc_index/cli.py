@@ -1,4 +1,4 @@
-"""``doc-index``: build, list, inspect, resolve, delete, serve, hook.
+"""``doc-index``: build, list, inspect, resolve, delete, serve, hook, mcp-config.
 
 A thin layer over the library API (``doc_index.api``): it parses the arguments, calls
 the API and renders its objects (``server.jsonout``); ``server.mcp_server`` serves MCP.
@@ -16,6 +16,7 @@ from typing import NoReturn
 
 from . import __version__
 from .errors import EXIT_USAGE
+from .mcp_config import CLIENTS
 from .printable import printable
 
 
@@ -63,6 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     hook = sub.add_parser("hook", parents=[common], help="git hooks that rebuild after pull")
     hook.add_argument("action", choices=("install", "uninstall"))
     hook.add_argument("repo", nargs="?", default=".", help="a git checkout (default: .)")
+
+    config = sub.add_parser("mcp-config", parents=[common],
+                            help="print the MCP configuration block for a client")
+    config.add_argument("--client", required=True, choices=CLIENTS)
     return parser
 
 
@@ -128,7 +133,12 @@ def _run(args: argparse.Namespace) -> int:
         api.delete(args.name, root=args.root)
         print(f"deleted: {printable(args.name)}", file=sys.stderr)
         return 0
-    out = _read_command(args)
+    if command == "mcp-config":
+        from .mcp_config import config_text
+
+        out = config_text(args.client, _root(args.root))
+    else:
+        out = _read_command(args)
     sys.stdout.buffer.write(out.encode("utf-8"))
     sys.stdout.flush()
     return 0

@@ -1,4 +1,4 @@
-"""``doc-index`` errors say what to do and ``--root`` goes anywhere (issue 13).
+"""``doc-index`` errors say what to do, ``--root`` goes anywhere, ``mcp-config`` (issue 13).
 
 Every message is checked as the exact bytes a real process prints; the ``context`` CLI
 and MCP keep the spec's canonical texts.
@@ -6,13 +6,14 @@ and MCP keep the spec's canonical texts.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, write_tree
+from conftest import SAFETY_TIMEOUT, run_cli, write_tree
 from mcp_support import RawServer, context_cli, initialize, result_text, tool_call
 
 DOC = {"a.md": "# Install\n\nzebra crossing\n"}
@@ -109,3 +110,68 @@ def test_hook_install_outside_a_repository_is_a_usage_error(tmp_path: Path) -> N
     done = run_cli("hook", "install", str(plain), "--root", str(tmp_path / "root"))
     assert _result(done) == (1, b"", (
         f"error: not a git repository: {plain}; give the path of a git work tree\n").encode())
+
+
+# --- mcp-config ---------------------------------------------------------------------------
+
+def _parse(client: str, text: str) -> tuple[str, list[str]]:
+    if client == "codex":
+        tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+        server = tomllib.loads(text)["mcp_servers"]["doc-index"]
+    else:
+        data = json.loads(text)
+        key = "servers" if client == "vscode" else "mcpServers"
+        assert list(data) == [key] and list(data[key]) == ["doc-index"]
+        server = data[key]["doc-index"]
+        if client == "vscode":
+            assert server["type"] == "stdio"
+    return server["command"], server["args"]
+
+
+@pytest.mark.parametrize("client", ["claude-code", "claude-desktop", "cursor", "vscode",
+                                    "codex"])
+def test_mcp_config_block_starts_the_server(built: Path, client: str) -> None:
+    done = run_cli("mcp-config", "--client", client, "--root", str(built))
+    assert done.returncode == 0 and done.stderr == b""
+    command, args = _parse(client, done.stdout.decode("utf-8"))
+    underscore = client in ("claude-desktop", "cursor", "codex")
+    # this installation's console script (the venv's, next to the test interpreter)
+    assert command == os.path.join(os.path.dirname(sys.executable), "doc-index")
+    assert os.path.isabs(command) and os.access(command, os.X_OK)
+    assert args == ["serve", "--root", str(built)] + \
+        (["--tool-names", "underscore"] if underscore else [])
+    with RawServer([command, *args], cwd=Path("/")) as server:
+        hello = server.request(initialize())
+        assert hello["result"]["serverInfo"]["name"]
+        name = "context_list_caches" if underscore else "context.list_caches"
+        listed = server.request(tool_call(1, name, {}))
+        server.close()
+    assert json.loads(result_text(listed))["caches"][0]["path"] == "flask"
+
+
+def test_mcp_config_codex_exact_bytes(tmp_path: Path) -> None:
+    root = tmp_path / 'r "q"'
+    done = run_cli("mcp-config", "--client", "codex", "--root", str(root))
+    script = os.path.join(os.path.dirname(sys.executable), "doc-index")
+    quoted = str(root).replace('"', "\\u0022")
+    assert _result(done) == (0, (
+        "[mcp_servers.doc-index]\n"
+        f'command = "{script}"\n'
+        f'args = ["serve", "--root", "{quoted}", "--tool-names", "underscore"]\n'
+    ).encode(), b"")
+
+
+def test_mcp_config_root_before_the_subcommand_and_relative(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "doc_index.cli", "--root", "rel",
+                           "mcp-config", "--client", "vscode"], capture_output=True,
+                          cwd=tmp_path, timeout=SAFETY_TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert _parse("vscode", done.stdout.decode())[1] == ["serve", "--root",
+                                                         str(tmp_path / "rel")]
+
+
+def test_mcp_config_needs_a_known_client() -> None:
+    done = run_cli("mcp-config", "--client", "emacs")
+    assert done.returncode == 1 and done.stdout == b""
+    assert done.stderr.startswith(b"error: argument --client: invalid choice: 'emacs'")
+    assert done.stderr.count(b"\n") == 1
