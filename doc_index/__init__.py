@@ -25,7 +25,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from .api import build, delete, inspect, install_hooks, list_caches, resolve, uninstall_hooks
-    from .errors import ContextError, DocIndexError, UsageError
+    from .errors import ContextError, DocIndexError, MissingCache, UsageError
     from .server.results import Answer, CacheEntry, CacheInfo
     from .store.git_source import GitSourceError
     from .store.index_store import BuildReport
@@ -34,13 +34,14 @@ _EXPORTS = {
     "build": "api", "list_caches": "api", "inspect": "api", "resolve": "api",
     "delete": "api", "install_hooks": "api", "uninstall_hooks": "api",
     "DocIndexError": "errors", "UsageError": "errors", "ContextError": "errors",
+    "MissingCache": "errors",
     "Answer": "server.results", "CacheEntry": "server.results", "CacheInfo": "server.results",
     "BuildReport": "store.index_store", "GitSourceError": "store.git_source",
 }
 
 __all__ = [
     "Answer", "BuildReport", "CacheEntry", "CacheInfo", "ContextError", "DocIndexError",
-    "GitSourceError", "UsageError", "__version__", "build", "delete", "inspect",
+    "GitSourceError", "MissingCache", "UsageError", "__version__", "build", "delete", "inspect",
     "install_hooks", "list_caches", "resolve", "uninstall_hooks",
 ]
 

@@ -27,6 +27,21 @@ def _root(root: Path | str | None) -> Path:
     return default_root()
 
 
+def _cache_dir(root: Path, name: str) -> Path:
+    """The checked directory of cache ``name``; MissingCache naming it (and the closest
+    names) or the root otherwise."""
+    from .errors import ContextError
+    from .missing_cache import missing_cache
+    from .server.cache_paths import resolve_cache_name
+
+    try:
+        return resolve_cache_name(root, name)
+    except ContextError as exc:
+        if exc.code != "cache_missing":
+            raise
+        raise missing_cache(root, name, exc) from None
+
+
 def build(
     source: str | Path,
     *,
@@ -59,18 +74,21 @@ def build(
 
 
 def list_caches(root: Path | str | None = None) -> list[CacheEntry]:
-    """The caches under ``root``, in the order of their names' UTF-8 bytes."""
+    """The caches under ``root``, in the order of their names' UTF-8 bytes; MissingCache
+    naming ``root`` when it is not a directory."""
+    from .missing_cache import check_root
     from .server import tools
 
-    return tools.cache_entries(_root(root))
+    checked = _root(root)
+    check_root(checked)
+    return tools.cache_entries(checked)
 
 
 def inspect(name: str, *, root: Path | str | None = None) -> CacheInfo:
     """Version, document count, size and validity of cache ``name``."""
     from .server import tools
-    from .server.cache_paths import resolve_cache_name
 
-    return tools.cache_info(resolve_cache_name(_root(root), name))
+    return tools.cache_info(_cache_dir(_root(root), name))
 
 
 def resolve(name: str, query: str, budget: int | str, *,
@@ -80,29 +98,28 @@ def resolve(name: str, query: str, budget: int | str, *,
 
     ``budget`` is an int in [0, 10 000 000], or that number as command-line text (an
     optional ``-`` and ASCII digits); anything else is ContextError ``invalid_budget``.
-    A name that is no cache under ``root`` is ``cache_missing``, checked first.
+    A name that is no cache under ``root`` is ``cache_missing`` (MissingCache), checked
+    first.
     """
     from .server import tools
     from .server.budget import parse_budget
-    from .server.cache_paths import resolve_cache_name
 
-    cache_dir = resolve_cache_name(_root(root), name)
+    cache_dir = _cache_dir(_root(root), name)
     return tools.answer(cache_dir, query, parse_budget(budget) if isinstance(budget, str)
                         else budget)
 
 
-def delete(name: str, *, root: Path | str | None = None) -> bool:
-    """Delete cache ``name``; False when there is no such cache."""
-    from .errors import ContextError
-    from .server.cache_paths import resolve_cache_name
+def delete(name: str, *, root: Path | str | None = None) -> None:
+    """Delete cache ``name``; MissingCache (as ``inspect``) when there is no such cache."""
+    from .missing_cache import missing_cache
     from .store.index_store import IndexStore
 
     root = _root(root)
-    try:
-        resolve_cache_name(root, name)
-    except ContextError:
-        return False
-    return IndexStore(root).delete_index(name)
+    _cache_dir(root, name)
+    if not IndexStore(root).delete_index(name):  # deleted meanwhile by another process
+        from .errors import ContextError
+
+        raise missing_cache(root, name, ContextError("cache_missing", "deleted meanwhile"))
 
 
 def install_hooks(repo: Path | str = ".", *, root: Path | str | None = None) -> list[str]:

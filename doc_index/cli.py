@@ -1,4 +1,4 @@
-"""``doc-index``: build, list, inspect, resolve, delete, serve, hook.
+"""``doc-index``: build, list, inspect, resolve, delete, serve, hook, mcp-config.
 
 A thin layer over the library API (``doc_index.api``): it parses the arguments, calls
 the API and renders its objects (``server.jsonout``); ``server.mcp_server`` serves MCP.
@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import __version__
-from .errors import EXIT_CODES, EXIT_USAGE
+from .errors import EXIT_USAGE
+from .mcp_config import CLIENTS
 from .printable import printable
 
 
@@ -26,10 +27,15 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     root_help = "cache root (default: $DOC_INDEX_ROOT or ~/.doc-index)"
+    # --root is taken before and after the subcommand (a separate dest, so the
+    # subcommand's default None cannot erase the first); given twice, the later one wins,
+    # as with any repeated option.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--root", type=Path, default=None, help=root_help)
     parser = _Parser(prog="doc-index", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"doc-index {__version__}")
+    parser.add_argument("--root", dest="root_before", type=Path, default=None,
+                        help=root_help)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     build = sub.add_parser("build", parents=[common], help="index a directory or git repository")
@@ -58,6 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     hook = sub.add_parser("hook", parents=[common], help="git hooks that rebuild after pull")
     hook.add_argument("action", choices=("install", "uninstall"))
     hook.add_argument("repo", nargs="?", default=".", help="a git checkout (default: .)")
+
+    config = sub.add_parser("mcp-config", parents=[common],
+                            help="print the MCP configuration block for a client")
+    config.add_argument("--client", required=True, choices=CLIENTS)
     return parser
 
 
@@ -84,6 +94,8 @@ def run() -> NoReturn:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.root is None:
+        args.root = args.root_before
     if argv is None and args.command == "resolve":
         # The query is UTF-8 whatever the locale decoded argv with (as in ``context``).
         args.query = os.fsencode(args.query).decode("utf-8", "surrogateescape")
@@ -118,21 +130,31 @@ def _run(args: argparse.Namespace) -> int:
             print(printable(line), file=sys.stderr)
         return 0
     if command == "delete":
-        deleted = api.delete(args.name, root=args.root)
-        print(f"{'deleted' if deleted else 'not found'}: {printable(args.name)}", file=sys.stderr)
-        return 0 if deleted else EXIT_CODES["cache_missing"]
-    from .server import jsonout
+        api.delete(args.name, root=args.root)
+        print(f"deleted: {printable(args.name)}", file=sys.stderr)
+        return 0
+    if command == "mcp-config":
+        from .mcp_config import config_text
 
-    if command == "list":
-        out = jsonout.list_text(api.list_caches(args.root))
-    elif command == "inspect":
-        out = jsonout.info_text(api.inspect(args.name, root=args.root))
+        out = config_text(args.client, _root(args.root))
     else:
-        answer = api.resolve(args.name, args.query, args.budget, root=args.root)
-        out = jsonout.answer_text(answer, pretty=args.format == "pretty")
+        out = _read_command(args)
     sys.stdout.buffer.write(out.encode("utf-8"))
     sys.stdout.flush()
     return 0
+
+
+def _read_command(args: argparse.Namespace) -> str:
+    """The stdout text of list, inspect or resolve."""
+    from . import api
+    from .server import jsonout
+
+    if args.command == "list":
+        return jsonout.list_text(api.list_caches(args.root))
+    if args.command == "inspect":
+        return jsonout.info_text(api.inspect(args.name, root=args.root))
+    answer = api.resolve(args.name, args.query, args.budget, root=args.root)
+    return jsonout.answer_text(answer, pretty=args.format == "pretty")
 
 
 def _root(root: Path | None) -> Path:

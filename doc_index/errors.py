@@ -80,8 +80,21 @@ class ContextError(DocIndexError):
 
     def to_json_text(self) -> str:
         """The MCP tool-error text: ``{"error":{"code":...,"message":...}}`` + newline."""
-        body = {"error": {"code": self.code, "message": self.message}}
+        body = {"error": {"code": self.code, "message": CANONICAL_MESSAGES[self.code]}}
         return json.dumps(body, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+class MissingCache(ContextError):
+    """``cache_missing`` raised by the library API (``doc_index.api``): for people,
+    ``message`` names the cache or root and the way out; a spec door (the ``context``
+    CLI, MCP) shows only the canonical text (``to_json_text``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("cache_missing", message)
+
+    @property
+    def message(self) -> str:
+        return str(self)
 
 
 class CacheReplaced(Exception):

@@ -69,17 +69,24 @@ def _git(cwd: Path, *args: str) -> tuple[int, str, str]:
     return done.status, done.out.decode("utf-8", "surrogateescape").strip(), done.err
 
 
+_NOT_A_CHECKOUT = "{what}: {repo}; give the path of a git work tree"
+
+
 def locate(repo: Path) -> Checkout:
     """The checkout containing ``repo`` and the hooks directory git uses for it."""
     repo = Path(os.path.abspath(repo.expanduser()))
+    # Not a checkout: the user named the wrong path, a usage error (exit 1).
     if not repo.is_dir():
-        raise GitSourceError(f"not a git repository: {repo}")
+        raise GitSourceError(_NOT_A_CHECKOUT.format(what="not a git repository", repo=repo),
+                             "usage")
     status, inside, _ = _git(repo, "rev-parse", "--is-inside-work-tree")
     if status != 0 and _git(repo, f"--git-dir={repo}", "rev-parse")[0] != 0:
         # (the runner does not discover a bare repository: asked by name it is one)
-        raise GitSourceError(f"not a git repository: {repo}")
+        raise GitSourceError(_NOT_A_CHECKOUT.format(what="not a git repository", repo=repo),
+                             "usage")
     if inside != "true":
-        raise GitSourceError(f"not a git checkout (bare repository or git directory): {repo}")
+        raise GitSourceError(_NOT_A_CHECKOUT.format(
+            what="not a git checkout (bare repository or git directory)", repo=repo), "usage")
     status, top, err = _git(repo, "rev-parse", "--show-toplevel")
     if status != 0 or not top:
         raise GitSourceError(f"cannot find the work tree of {repo}: {err.strip()}")

@@ -44,8 +44,10 @@ def test_build_list_inspect_resolve_delete_as_a_library(
     assert answer.documents[0]["id"] == "retries-and-timeouts-respecting-retry-after"
     assert doc_index.resolve(KEY, QUERY, "600", root=root) == answer
 
-    assert doc_index.delete(KEY, root=root) is True
-    assert doc_index.delete(KEY, root=root) is False
+    assert doc_index.delete(KEY, root=root) is None
+    with pytest.raises(doc_index.MissingCache) as missing:
+        doc_index.delete(KEY, root=root)
+    assert missing.value.code == "cache_missing" and missing.value.exit_code == 4
     assert doc_index.list_caches(root) == []
     assert capsys.readouterr() == ("", "")  # the library never prints
 
@@ -82,15 +84,16 @@ def test_errors_are_typed_and_carry_their_exit_code(
             call()
         cases.append((type(err.value), err.value.code))
     assert cases == [
-        (doc_index.ContextError, "cache_missing"),
+        (doc_index.MissingCache, "cache_missing"),  # a ContextError naming the cache
         (doc_index.ContextError, "invalid_budget"),
         (doc_index.ContextError, "invalid_budget"),
-        (doc_index.ContextError, "cache_missing"),
+        (doc_index.MissingCache, "cache_missing"),
         (DocIndexError, "io_error"),
         (cases[5][0], "usage"),
         (UsageError, "usage"),
-        (doc_index.GitSourceError, "io_error"),
+        (doc_index.GitSourceError, "usage"),  # not a git work tree: the path is wrong
     ]
+    assert issubclass(doc_index.MissingCache, doc_index.ContextError)
     assert issubclass(cases[5][0], UsageError)  # InvalidCacheKey
     assert capsys.readouterr() == ("", "")
 

@@ -264,7 +264,7 @@ def test_hook_command_errors(env: Path) -> None:
     for target, text in ((plain, "not a git repository"), (env / "missing", "not a git repo"),
                          (bare, "not a git checkout")):
         done = run_cli("hook", "install", str(target))
-        assert done.returncode == 6 and done.stdout == ""
+        assert done.returncode == 1 and done.stdout == ""
         assert done.stderr.startswith("error: ") and len(done.stderr.splitlines()) == 1
         assert text in done.stderr
 
