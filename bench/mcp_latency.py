@@ -1,6 +1,6 @@
 """MCP server latency: spawn-to-initialize-response and warm ``tools/call`` resolve times.
 
-Spawns ``python -m doc_index.server.mcp_server --root ROOT`` on real pipes and speaks
+Spawns ``python -m doc_index.cli serve --root ROOT`` on real pipes and speaks
 newline-delimited JSON-RPC to it, timing each round trip on the client side:
 
     python bench/mcp_latency.py --root ROOT --cache NAME [--query Q ...] [-n 200]
@@ -28,7 +28,8 @@ def server_command(root: Path, tool_names: str = "dotted") -> list[str]:
     return [
         sys.executable,
         "-m",
-        "doc_index.server.mcp_server",
+        "doc_index.cli",
+        "serve",
         "--root",
         str(root),
         "--tool-names",

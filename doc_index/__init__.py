@@ -1,8 +1,57 @@
 """doc-index: a section-level documentation cache for AI agents.
 
-The code lives in three subpackages, following the data:
-``indexer`` (source text -> sections), ``store`` (sections <-> cache directory) and
-``server`` (cache -> answers: selection, the three tools, MCP, the ``context`` CLI).
+The library API (``doc_index.api``; every door is a thin layer over it)::
+
+    import doc_index
+
+    report = doc_index.build("path/to/repo", root="caches")   # a BuildReport
+    answer = doc_index.resolve(report.key, "retry timeout", 2000, root="caches")
+    for doc in answer.documents:
+        print(doc["id"], doc["score"], doc["tokens"])
+
+``list_caches``, ``inspect``, ``delete``, ``install_hooks`` and ``uninstall_hooks`` do
+the rest; errors are ``DocIndexError`` subclasses (``doc_index.errors``). The code lives
+in three subpackages, following the data: ``indexer`` (source text -> sections),
+``store`` (sections <-> cache directory) and ``server`` (cache -> answers: selection, the
+three tools, MCP, the ``context`` CLI). The names below load on first use (PEP 562), so
+``import doc_index`` costs every door nothing.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .api import build, delete, inspect, install_hooks, list_caches, resolve, uninstall_hooks
+    from .errors import ContextError, DocIndexError, MissingCache, UsageError
+    from .server.results import Answer, CacheEntry, CacheInfo
+    from .store.git_source import GitSourceError
+    from .store.index_store import BuildReport
+
+_EXPORTS = {
+    "build": "api", "list_caches": "api", "inspect": "api", "resolve": "api",
+    "delete": "api", "install_hooks": "api", "uninstall_hooks": "api",
+    "DocIndexError": "errors", "UsageError": "errors", "ContextError": "errors",
+    "MissingCache": "errors",
+    "Answer": "server.results", "CacheEntry": "server.results", "CacheInfo": "server.results",
+    "BuildReport": "store.index_store", "GitSourceError": "store.git_source",
+}
+
+__all__ = [
+    "Answer", "BuildReport", "CacheEntry", "CacheInfo", "ContextError", "DocIndexError",
+    "GitSourceError", "MissingCache", "UsageError", "__version__", "build", "delete", "inspect",
+    "install_hooks", "list_caches", "resolve", "uninstall_hooks",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'doc_index' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value

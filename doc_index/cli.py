@@ -1,8 +1,9 @@
-"""``doc-index``: build, list, inspect, resolve, delete, serve, hook.
+"""``doc-index``: build, list, inspect, resolve, delete, serve, hook, mcp-config.
 
-A thin layer over the library: ``store.IndexStore`` builds caches, ``server.tools``
-answers the three tools by cache name, ``server.mcp_server`` serves them. Errors are one
-``error: <message>`` line on stderr with the exit codes of DESIGN.md; never a traceback.
+A thin layer over the library API (``doc_index.api``): it parses the arguments, calls
+the API and renders its objects (``server.jsonout``); ``server.mcp_server`` serves MCP.
+Errors are one ``error: <message>`` line on stderr with the exit code of the one table
+(``doc_index.errors``, as DESIGN.md lists them); never a traceback.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import __version__
+from .errors import EXIT_USAGE
+from .mcp_config import CLIENTS
 from .printable import printable
-
-EXIT_USAGE = 1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -26,10 +27,15 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     root_help = "cache root (default: $DOC_INDEX_ROOT or ~/.doc-index)"
+    # --root is taken before and after the subcommand (a separate dest, so the
+    # subcommand's default None cannot erase the first); given twice, the later one wins,
+    # as with any repeated option.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--root", type=Path, default=None, help=root_help)
     parser = _Parser(prog="doc-index", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"doc-index {__version__}")
+    parser.add_argument("--root", dest="root_before", type=Path, default=None,
+                        help=root_help)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     build = sub.add_parser("build", parents=[common], help="index a directory or git repository")
@@ -37,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--name", help="cache name (default: the directory or repository name)")
     build.add_argument("--ref", help="git only: the branch, tag or commit to index")
     build.add_argument("--full", action="store_true", help="re-parse every file")
-    build.add_argument("--max-file-bytes", type=_file_bytes, default=10 * 1024 * 1024,
+    build.add_argument("--max-file-bytes", type=_file_bytes, default=None,
                        help="skip files larger than this (default 10 MB, at most 1 GiB)")
 
     sub.add_parser("list", parents=[common], help="list the caches under the root")
@@ -58,29 +64,25 @@ def _parser() -> argparse.ArgumentParser:
     hook = sub.add_parser("hook", parents=[common], help="git hooks that rebuild after pull")
     hook.add_argument("action", choices=("install", "uninstall"))
     hook.add_argument("repo", nargs="?", default=".", help="a git checkout (default: .)")
+
+    config = sub.add_parser("mcp-config", parents=[common],
+                            help="print the MCP configuration block for a client")
+    config.add_argument("--client", required=True, choices=CLIENTS)
     return parser
 
 
 def _file_bytes(text: str) -> int:
-    """``--max-file-bytes``: an integer in [1, MAX_RAW_FILE_BYTES], else a usage error (0
-    or less would skip every file; more than a manifest may describe is refused)."""
-    from .store.manifest import MAX_RAW_FILE_BYTES
+    """``--max-file-bytes``: an integer the build accepts (``any_source.check_max_bytes``),
+    else a usage error."""
+    from .errors import UsageError
+    from .store.any_source import check_max_bytes
 
     try:
-        value = int(text)
+        return check_max_bytes(int(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 1 <= value <= MAX_RAW_FILE_BYTES:
-        raise argparse.ArgumentTypeError(
-            f"{text} is out of range: use 1 to {MAX_RAW_FILE_BYTES} bytes"
-        )
-    return value
-
-
-def _root(args: argparse.Namespace) -> Path:
-    from .store.roots import default_root
-
-    return args.root if args.root is not None else default_root()
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run() -> NoReturn:
@@ -92,96 +94,73 @@ def run() -> NoReturn:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.root is None:
+        args.root = args.root_before
     if argv is None and args.command == "resolve":
         # The query is UTF-8 whatever the locale decoded argv with (as in ``context``).
         args.query = os.fsencode(args.query).decode("utf-8", "surrogateescape")
     try:
         return _run(args)
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # the last line of defence: a fact, never a traceback
-        from .server.errors import ContextError
+    except (Exception, KeyboardInterrupt) as exc:  # the last line of defence: a fact
+        from .errors import describe, exit_code_of
 
-        if isinstance(exc, ContextError):
-            print(f"error: {exc.message}", file=sys.stderr)
-            return exc.exit_code
-        from .store.index_store import InvalidCacheKey
-
-        if isinstance(exc, InvalidCacheKey):
-            print(f"error: {printable(str(exc))}", file=sys.stderr)
-            return EXIT_USAGE
-        if isinstance(exc, OSError):
-            print(f"error: {_os_message(exc)}", file=sys.stderr)
-            return 6
-        print(f"error: internal error ({type(exc).__name__}: {printable(str(exc))})",
-              file=sys.stderr)
-        return 7
-
-
-def _os_message(exc: OSError) -> str:
-    parts = [printable(exc.strerror or str(exc))]
-    if exc.filename:
-        parts.append(printable(str(exc.filename)))
-    return ": ".join(parts)
+        print(f"error: {describe(exc)}", file=sys.stderr)
+        return exit_code_of(exc)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from . import api
+
     command = args.command
     if command == "build":
         from .build import run_build
 
-        return run_build(args.source, _root(args), name=args.name, ref=args.ref, full=args.full,
+        return run_build(args.source, args.root, name=args.name, ref=args.ref, full=args.full,
                          max_bytes=args.max_file_bytes)
     if command == "serve":
         from .server.mcp_server import run
 
-        return run(_root(args), tool_names=args.tool_names)
+        return run(_root(args.root), tool_names=args.tool_names)
     if command == "hook":
-        from .store.git_hooks import run_hook_command
-
-        return run_hook_command(args.action, Path(args.repo), args.root)
+        if args.action == "install":
+            lines = api.install_hooks(args.repo, root=args.root)
+        else:
+            lines = api.uninstall_hooks(args.repo)
+        for line in lines:
+            print(printable(line), file=sys.stderr)
+        return 0
     if command == "delete":
-        return _delete(_root(args), args.name)
-    return _tool(args)
+        api.delete(args.name, root=args.root)
+        print(f"deleted: {printable(args.name)}", file=sys.stderr)
+        return 0
+    if command == "mcp-config":
+        from .mcp_config import config_text
 
-
-def _delete(root: Path, name: str) -> int:
-    from .server.cache_paths import resolve_cache_name
-    from .server.errors import ContextError
-    from .store.index_store import IndexStore
-
-    shown = printable(name)  # one line, whatever the name holds
-    try:
-        resolve_cache_name(root, name)
-    except ContextError:
-        print(f"not found: {shown}", file=sys.stderr)
-        return 4
-    deleted = IndexStore(root).delete_index(name)
-    print(f"{'deleted' if deleted else 'not found'}: {shown}", file=sys.stderr)
-    return 0 if deleted else 4
-
-
-def _tool(args: argparse.Namespace) -> int:
-    from .server import tools
-    from .server.cache_paths import resolve_cache_name
-
-    root = _root(args)
-    if args.command == "list":
-        out = tools.list_caches(root)
-    elif args.command == "inspect":
-        out = tools.inspect_cache(resolve_cache_name(root, args.name))
+        out = config_text(args.client, _root(args.root))
     else:
-        budget: object = args.budget
-        try:
-            budget = int(args.budget)
-        except ValueError:
-            pass
-        out = tools.resolve(resolve_cache_name(root, args.name), args.query, budget,
-                            pretty=args.format == "pretty")
+        out = _read_command(args)
     sys.stdout.buffer.write(out.encode("utf-8"))
     sys.stdout.flush()
     return 0
+
+
+def _read_command(args: argparse.Namespace) -> str:
+    """The stdout text of list, inspect or resolve."""
+    from . import api
+    from .server import jsonout
+
+    if args.command == "list":
+        return jsonout.list_text(api.list_caches(args.root))
+    if args.command == "inspect":
+        return jsonout.info_text(api.inspect(args.name, root=args.root))
+    answer = api.resolve(args.name, args.query, args.budget, root=args.root)
+    return jsonout.answer_text(answer, pretty=args.format == "pretty")
+
+
+def _root(root: Path | None) -> Path:
+    from .store.roots import default_root
+
+    return root if root is not None else default_root()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The data the indexer produces: sections found in one file, and their final metadata.
 
 Records are NamedTuples: immutable, cheap to pickle between processes, and cheap to import
-(``dataclasses`` pulls in ``inspect``, about 30 ms of every build process's start).
+(a build imports no ``dataclasses``: tests/test_import_rules.py).
 """
 
 from __future__ import annotations

@@ -21,8 +21,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from pathlib import Path
 
-from .errors import ContextError
+from ..errors import ContextError
 
 _READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CHUNK = 1 << 20
@@ -86,3 +87,13 @@ def read_regular(dir_fd: int, relpath: str, *, follow_symlinks: bool = False,
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def swapped(cache_dir: Path, dir_fd: int) -> bool:
+    """True when ``cache_dir`` no longer names the directory open as ``dir_fd`` (a rebuild
+    swapped in a new generation, or the cache is gone)."""
+    try:
+        held, live = os.fstat(dir_fd), os.stat(cache_dir)
+    except OSError:
+        return True
+    return (held.st_dev, held.st_ino) != (live.st_dev, live.st_ino)

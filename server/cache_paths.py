@@ -31,11 +31,9 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import ContextError
+from ..errors import ContextError
+from ..store.cache_names import name_problem
 
-_SEPARATORS = ("/", "\\")
-# The store's staging area and build locks (store.commit.STAGING_DIR): never a cache.
-_RESERVED = ".doc-index-tmp"
 _IO_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EIO})
 
 
@@ -59,20 +57,12 @@ def resolve_cache_name(root: Path, name: str, *, verify_tree: bool = True) -> Pa
 
 
 def check_cache_name(name: object) -> str:
-    """``name`` if it is an acceptable single-component cache name; cache_missing otherwise."""
-    if not isinstance(name, str) or name in ("", ".", ".."):
-        raise ContextError("cache_missing", "empty or relative cache name")
-    if name == _RESERVED:
-        raise ContextError("cache_missing", "the store's staging area is not a cache")
-    if any(sep in name for sep in _SEPARATORS):
-        raise ContextError("cache_missing", "cache name is not a single path component")
-    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in name):
-        raise ContextError("cache_missing", "control character in cache name")
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ContextError("cache_missing", "cache name is not valid UTF-8") from None
-    return name
+    """``name`` if it is an acceptable cache name (``store.cache_names``); cache_missing
+    otherwise."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise ContextError("cache_missing", problem)
+    return name  # type: ignore[return-value]  # name_problem refuses any non-str
 
 
 def is_inside(root_real: str, path: str) -> bool:

@@ -18,21 +18,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
+from ..errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    ContextError,
+    UsageError,
+    as_context_error,
+)
 from . import tools
-from .errors import EXIT_OK, EXIT_USAGE, ContextError
+from .budget import parse_budget
 from .v0_build import build_v0_cache
-
-_INTEGER = re.compile(r"-?[0-9]{1,18}", re.ASCII)
-
-
-class UsageError(Exception):
-    """A command-line argument error: ``error: <message>`` and exit 1."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,13 +47,8 @@ def _utf8_argument(arg: str) -> str:
     return os.fsencode(arg).decode("utf-8", "surrogateescape")
 
 
-def _parse_budget(text: str) -> object:
-    """An int for a plain decimal integer; otherwise the text, which resolve rejects."""
-    return int(text) if _INTEGER.fullmatch(text) else text
-
-
 def _resolve(args: argparse.Namespace) -> str:
-    budget = _parse_budget(args.budget)
+    budget = parse_budget(args.budget)
     return tools.resolve(Path(args.cache), args.query, budget, args.format == "pretty")
 
 
@@ -117,24 +113,17 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except UsageError as exc:
         _stderr(f"error: {exc}")
-        return EXIT_USAGE
+        return exc.exit_code
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if argv is None and args.command == "resolve":
         args.query = _utf8_argument(args.query)
     try:
         data = args.run(args).encode("utf-8")
-    except ContextError as exc:
-        _stderr(f"error: {exc.message}")
-        return exc.exit_code
     except KeyboardInterrupt:
-        return 130
-    except OSError:
-        error = ContextError("io_error")
-        _stderr(f"error: {error.message}")
-        return error.exit_code
-    except Exception:
-        error = ContextError("internal_error")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # the canonical message only, never a path or a traceback
+        error = as_context_error(exc)
         _stderr(f"error: {error.message}")
         return error.exit_code
     try:

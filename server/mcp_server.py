@@ -6,9 +6,9 @@ dispatch, cancellation, both protocol eras) behind this project's stdio transpor
 results are the bytes of the ``context`` CLI, as one text content item.
 
 Start-up: importing the SDK costs about a second (pydantic building the protocol
-models), so nothing here imports it at module level. :func:`run` starts reading stdin
-and answers ``initialize`` first, then imports the SDK while the client reads that
-answer; requests that arrive meanwhile wait in a queue.
+models), so nothing here imports it at module level (tests/test_import_rules.py).
+:func:`run` starts reading stdin and answers ``initialize`` first, then imports the SDK
+while the client reads that answer; requests that arrive meanwhile wait in a queue.
 
 The server reads caches only: it writes no file (bytecode caching is off while it
 runs), opens no network socket, sends OpenTelemetry nowhere (the SDK's middleware is
@@ -17,17 +17,15 @@ removed) and logs to stderr only.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import queue
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doc_index import __version__
 
-from .errors import ContextError
+from ..errors import EXIT_INTERRUPTED, ContextError
 from .mcp_tools import (
     CANONICAL_NAMES,
     LIST_CACHES,
@@ -118,7 +116,7 @@ def run(root: Path, tool_names: str = "dotted", *, fast_init: bool = True) -> in
     try:
         return _serve(Path(root), tool_names, wire, inbox)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     finally:
         wire.restore()
 
@@ -147,19 +145,3 @@ def _configure_logging() -> None:
         stream=sys.stderr,
         format="doc-index serve: %(levelname)s: %(name)s: %(message)s",
     )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="doc-index serve", description="Serve the caches under ROOT over MCP on stdio."
-    )
-    parser.add_argument("--root", type=Path, default=None, help="cache root (default ~/.doc-index)")
-    parser.add_argument("--tool-names", choices=TOOL_NAME_STYLES, default="dotted")
-    args = parser.parse_args(argv)
-    from ..store.roots import default_root
-
-    return run(args.root if args.root is not None else default_root(), args.tool_names)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

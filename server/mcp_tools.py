@@ -28,15 +28,15 @@ traceback, never sent to the client).
 from __future__ import annotations
 
 import logging
-import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import ContextError, as_context_error
+from .budget import MAX_BUDGET, budget_from_json
 from .cache_paths import real_root, resolve_cache_name, verify_cache_tree
-from .errors import ContextError
 from .warm_caches import WarmCaches
 
 logger = logging.getLogger("doc_index.server.mcp")
@@ -91,7 +91,7 @@ def tool_definitions(style: str) -> list[dict[str, Any]]:
                     "budget": {
                         "type": "integer",
                         "minimum": 0,
-                        "maximum": 10_000_000,
+                        "maximum": MAX_BUDGET,
                         "description": "Maximum token budget",
                     },
                 },
@@ -167,24 +167,22 @@ class ToolCalls:
         }[CANONICAL_NAMES[tool]]
         try:
             return ToolReply(handler({} if arguments is None else arguments))
-        except ContextError as exc:
-            if exc.code == "internal_error":
-                logger.error("tool %s: internal error: %s", tool, exc)
-            return ToolReply(exc.to_json_text(), is_error=True)
-        except OSError as exc:
-            logger.error("tool %s: %s", tool, exc)
-            return ToolReply(ContextError("io_error").to_json_text(), is_error=True)
-        except Exception:
-            logger.exception("tool %s raised", tool)
-            return ToolReply(ContextError("internal_error").to_json_text(), is_error=True)
+        except Exception as exc:
+            error = as_context_error(exc)
+            if isinstance(exc, ContextError):
+                if exc.code == "internal_error":
+                    logger.error("tool %s: internal error: %s", tool, exc)
+            elif isinstance(exc, OSError):
+                logger.error("tool %s: %s", tool, exc)
+            else:
+                logger.exception("tool %s raised", tool)
+            return ToolReply(error.to_json_text(), is_error=True)
 
     def _resolve(self, args: dict[str, Any]) -> str:
-        from .tools import check_budget
-
         if set(args) - {"cache", "query", "budget"}:
             raise ContextError("invalid_query", "unknown argument")
         # The order of tools.resolve: budget, then query, then the cache.
-        budget = check_budget(_integer(args.get("budget")))
+        budget = budget_from_json(args.get("budget"))
         query = args.get("query")
         if not isinstance(query, str):
             raise ContextError("invalid_query", "query must be a string")
@@ -212,14 +210,3 @@ class ToolCalls:
         root_real = real_root(self.root)
         self.warm.get(cache_dir, "tree", lambda d: verify_cache_tree(root_real, os.fspath(d)))
         return cache_dir
-
-
-def _integer(value: object) -> int:
-    """A JSON integer (``4000`` or ``4000.0``) as int; invalid_budget otherwise."""
-    if isinstance(value, bool):
-        raise ContextError("invalid_budget", "budget must be an integer")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    raise ContextError("invalid_budget", "budget must be an integer")

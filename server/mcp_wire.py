@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from .strict_json import parse_json
+
 logger = logging.getLogger("doc_index.server.mcp")
 
 PARSE_ERROR = -32700
@@ -146,16 +148,9 @@ def read_lines(stream: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[bytes 
         yield line
 
 
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse_line(line: bytes) -> object:
     """The JSON value of one line; ValueError if it is not strict UTF-8 JSON."""
-    try:
-        return json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+    return parse_json(line, lone_surrogates=True)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import CacheReplaced, ContextError
 from ..store.index_store import CURRENT_INDEX_VERSION
 from ..store.manifest import (
     MANIFEST_NAME,
@@ -26,8 +27,7 @@ from ..store.manifest import (
     check_sections,
 )
 from ..store.search_index import SearchIndex
-from .cache_files import open_regular, read_regular
-from .errors import CacheReplaced, ContextError
+from .cache_files import open_regular, read_regular, swapped
 
 
 @dataclass
@@ -98,15 +98,6 @@ def _identity(path: Path) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, man.st_ino, man.st_size, man.st_mtime_ns)
 
 
-def _swapped(cache_dir: Path, dir_fd: int) -> bool:
-    """True when ``cache_dir`` no longer names the directory open as ``dir_fd``."""
-    try:
-        held, live = os.fstat(dir_fd), os.stat(cache_dir)
-    except OSError:
-        return True
-    return (held.st_dev, held.st_ino) != (live.st_dev, live.st_ino)
-
-
 def load_native_cache(cache_dir: Path) -> NativeCache:
     """Load and check a native cache; ContextError cache_missing / cache_invalid."""
     try:
@@ -132,7 +123,7 @@ def load_native_cache(cache_dir: Path) -> NativeCache:
         try:
             index = SearchIndex.from_bytes(read_regular(dir_fd, SEARCH_INDEX_NAME))
         except FileNotFoundError:
-            if _swapped(cache_dir, dir_fd):  # a rebuild is deleting this generation
+            if swapped(cache_dir, dir_fd):  # a rebuild is deleting this generation
                 raise CacheReplaced from None
             raise ContextError("cache_invalid", "search index missing") from None
         except (ValueError, KeyError, TypeError):
@@ -152,9 +143,9 @@ def load_native_cache(cache_dir: Path) -> NativeCache:
         os.close(dir_fd)
         raise
     except FileNotFoundError:
-        swapped = _swapped(cache_dir, dir_fd)
+        replaced = swapped(cache_dir, dir_fd)
         os.close(dir_fd)
-        if swapped:
+        if replaced:
             raise CacheReplaced from None
         raise ContextError("cache_missing") from None
     except OSError:

@@ -57,6 +57,7 @@ from itertools import compress
 from operator import itemgetter
 from typing import Any
 
+from ..errors import ContextError
 from ..indexer.analysis import (
     FEATURE_CHANGELOG,
     WORD,
@@ -65,7 +66,6 @@ from ..indexer.analysis import (
     query_concepts,
 )
 from . import detmath
-from .errors import ContextError
 from .native_cache import NativeCache
 from .query_limits import check_query_length, why_terms
 

@@ -11,7 +11,7 @@ characters), so their output is what it always was.
 
 from __future__ import annotations
 
-from .errors import ContextError
+from ..errors import ContextError
 
 MAX_QUERY_BYTES = 4096
 WHY_MAX_TERMS = 32

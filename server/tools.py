@@ -1,8 +1,10 @@
-"""The three tools as one library API, shared by the ``context`` CLI and the MCP server.
+"""The three tools over a cache path, shared by the library API, both CLIs and MCP.
 
-Each function returns the exact text the CLI prints and an MCP tool result carries (JSON
-plus one trailing newline) or raises ContextError. Nothing else escapes: an OSError
-becomes ``io_error`` and any other unexpected exception ``internal_error``.
+``answer``, ``cache_info`` and ``cache_entries`` return Python objects (``results``);
+``resolve``, ``inspect_cache`` and ``list_caches`` return the exact text the CLI prints
+and an MCP tool result carries (rendered by ``jsonout``). All raise ContextError and
+nothing else: an OSError becomes ``io_error``, any other unexpected exception
+``internal_error``.
 
 ``resolve`` reads both cache kinds: a manifest with ``build_config`` is a Context Engine
 v0 cache (``v0_cache``/``v0_selection``), one with ``index_version`` a native doc-index
@@ -17,57 +19,47 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from ..errors import CacheReplaced, ContextError, as_context_error
+from ..store.cache_names import STAGING_DIR
+from ..store.manifest import MANIFEST_NAME as MANIFEST
 from ..store.manifest import MAX_MANIFEST_BYTES
-from .cache_files import read_regular
-from .errors import CacheReplaced, ContextError
-from .jsonout import dumps
-from .v0_cache import V0Cache, load_v0_cache, parse_json
-from .v0_selection import render, select_v0
+from .budget import check_budget
+from .cache_files import read_regular, swapped
+from .jsonout import answer_text, info_text, list_text
+from .results import Answer, CacheEntry, CacheInfo
+from .strict_json import parse_json
+from .v0_cache import V0Cache, load_v0_cache
+from .v0_selection import select_v0
 
 if TYPE_CHECKING:
     from .warm_caches import WarmCaches
 
-MAX_BUDGET = 10_000_000
-MANIFEST = "manifest.json"
-# The store's staging area under a cache root (store.commit.STAGING_DIR), never a cache.
-STAGING_DIR = ".doc-index-tmp"
 # A native cache swapped by a rebuild while it is loaded or read is loaded again, this
 # many times (a reader can lose several races to back-to-back rebuilds on a busy machine).
 _NATIVE_ATTEMPTS = 10
 _WARM_KIND = "resolve"
 
 _P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
-def _spec_errors(tool: Callable[_P, str]) -> Callable[_P, str]:
+def _spec_errors(tool: Callable[_P, _R]) -> Callable[_P, _R]:
     """Let ContextError through; turn OSError into io_error and anything else internal_error."""
 
     @functools.wraps(tool)
-    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> str:
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return tool(*args, **kwargs)
         except ContextError:
             raise
-        except OSError as exc:
-            raise ContextError("io_error", str(exc)) from exc
         except Exception as exc:
-            raise ContextError("internal_error", repr(exc)) from exc
+            raise as_context_error(exc) from exc
 
     return wrapper
 
 
-def check_budget(budget: object) -> int:
-    """``budget`` as an int in [0, MAX_BUDGET]; invalid_budget otherwise (a bool is no int)."""
-    if isinstance(budget, bool) or not isinstance(budget, int):
-        raise ContextError("invalid_budget", "budget must be an integer")
-    if not 0 <= budget <= MAX_BUDGET:
-        raise ContextError("invalid_budget", f"budget must be in [0, {MAX_BUDGET}]")
-    return int(budget)
-
-
-@_spec_errors
 def resolve(
     cache_dir: Path,
     query: str,
@@ -76,6 +68,14 @@ def resolve(
     *,
     warm: WarmCaches | None = None,
 ) -> str:
+    """context.resolve's text (see :func:`answer`)."""
+    return answer_text(answer(cache_dir, query, budget, warm=warm), pretty)
+
+
+@_spec_errors
+def answer(
+    cache_dir: Path, query: str, budget: object, *, warm: WarmCaches | None = None
+) -> Answer:
     """context.resolve: the SelectionResult of ``query`` within ``budget`` tokens.
 
     Checks the budget first, then the cache: no directory or no ``manifest.json`` is
@@ -100,11 +100,11 @@ def resolve(
         except CacheReplaced:
             continue  # the generation was deleted while it loaded: load the new one
         if isinstance(cache, V0Cache):
-            return render(select_v0(cache.documents, query, checked), pretty)
+            return Answer(**select_v0(cache.documents, query, checked))
         from .native_selection import select
 
         try:
-            return dumps(select(cache, query, checked), pretty)
+            return Answer(**select(cache, query, checked))
         except CacheReplaced:
             if warm is not None:
                 warm.discard(cache_dir, _WARM_KIND)
@@ -116,10 +116,7 @@ def resolve(
 
 def load_for_resolve(cache_dir: Path) -> Any:
     """The loaded cache behind ``cache_dir``: a :class:`V0Cache` or a ``NativeCache``."""
-    try:
-        dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
-        raise ContextError("cache_missing", "no cache directory") from None
+    dir_fd = _open_directory(cache_dir)
     try:
         manifest = _read_manifest(dir_fd)
         if isinstance(manifest, dict) and "build_config" in manifest:
@@ -132,6 +129,14 @@ def load_for_resolve(cache_dir: Path) -> Any:
         manifest = None  # the native loader reads it again: never hold two copies
         return load_native_cache(cache_dir)
     raise ContextError("cache_invalid", "manifest is neither a v0 nor a native manifest")
+
+
+def _open_directory(cache_dir: Path) -> int:
+    """A handle on the cache directory: every file of one generation is read through it."""
+    try:
+        return os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ContextError("cache_missing", "no cache directory") from None
 
 
 def _read_manifest(dir_fd: int) -> Any:
@@ -147,31 +152,39 @@ def _read_manifest(dir_fd: int) -> Any:
         raise ContextError("cache_invalid", "manifest.json is not JSON") from None
 
 
-@_spec_errors
 def inspect_cache(cache_dir: Path) -> str:
+    """context.inspect_cache's text (see :func:`cache_info`)."""
+    return info_text(cache_info(cache_dir))
+
+
+@_spec_errors
+def cache_info(cache_dir: Path) -> CacheInfo:
     """context.inspect_cache: ``cache_version, document_count, total_bytes, valid``.
 
     The manifest is authoritative for the first two; one that is missing, unreadable or
     unparseable gives ``""``, ``0`` and ``valid: false``. ``total_bytes`` sums the sizes of
     the regular files directly in the cache directory (no recursion, symlinks skipped);
     if a size cannot be read it is 0 and ``valid`` is false. Works on both cache kinds.
+    Sizes and manifest come from one opened generation; one that a rebuild swapped out
+    while it was read is read again (as ``resolve`` does), never reported invalid.
     """
     _require_directory(cache_dir)
-    total_bytes = _regular_file_bytes(cache_dir)
-    cache_version, document_count, manifest_ok = _manifest_summary(cache_dir)
-    return dumps(
-        {
-            "cache_version": cache_version,
-            "document_count": document_count,
-            "total_bytes": total_bytes or 0,
-            "valid": manifest_ok and total_bytes is not None,
-        }
-    )
+    for _ in range(_NATIVE_ATTEMPTS):
+        dir_fd = _open_directory(cache_dir)
+        try:
+            total_bytes = _regular_file_bytes(dir_fd)
+            cache_version, document_count, manifest_ok = _manifest_summary(dir_fd)
+            if manifest_ok and total_bytes is not None or not swapped(cache_dir, dir_fd):
+                return CacheInfo(cache_version, document_count, total_bytes or 0,
+                                 manifest_ok and total_bytes is not None)
+        finally:
+            os.close(dir_fd)
+    raise ContextError("io_error", "the cache kept being replaced while it was read")
 
 
-def _regular_file_bytes(directory: Path) -> int | None:
+def _regular_file_bytes(dir_fd: int) -> int | None:
     total = 0
-    with os.scandir(directory) as entries:
+    with os.scandir(dir_fd) as entries:
         for entry in entries:
             try:
                 info = entry.stat(follow_symlinks=False)
@@ -182,13 +195,9 @@ def _regular_file_bytes(directory: Path) -> int | None:
     return total
 
 
-def _manifest_summary(cache_dir: Path) -> tuple[str, int, bool]:
+def _manifest_summary(dir_fd: int) -> tuple[str, int, bool]:
     try:
-        dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            manifest = parse_json(read_regular(dir_fd, MANIFEST, follow_symlinks=True))
-        finally:
-            os.close(dir_fd)
+        manifest = parse_json(read_regular(dir_fd, MANIFEST, follow_symlinks=True))
     except (OSError, ValueError, ContextError):  # unreadable, not JSON, not a regular file
         return "", 0, False
     if not isinstance(manifest, dict):
@@ -204,8 +213,13 @@ def _manifest_summary(cache_dir: Path) -> tuple[str, int, bool]:
     )
 
 
-@_spec_errors
 def list_caches(root: Path) -> str:
+    """context.list_caches's text (see :func:`cache_entries`)."""
+    return list_text(cache_entries(root))
+
+
+@_spec_errors
+def cache_entries(root: Path) -> list[CacheEntry]:
     """context.list_caches: the immediate subdirectories of ``root``, by UTF-8 bytes of name.
 
     Symlinks are not directories here; the store's staging area and names that are not
@@ -223,7 +237,7 @@ def list_caches(root: Path) -> str:
                 continue
             found.append((key, entry.name, _has_manifest(Path(entry.path))))
     found.sort()
-    return dumps({"caches": [{"path": name, "has_manifest": has} for _, name, has in found]})
+    return [CacheEntry(name, has) for _, name, has in found]
 
 
 def _has_manifest(cache_dir: Path) -> bool:

@@ -16,9 +16,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..errors import ContextError
 from .cache_files import read_regular
-from .errors import ContextError
-from .v0_cache import parse_json, sha256_version
+from .strict_json import parse_json
+from .v0_cache import sha256_version
 
 BUILD_CONFIG: dict[str, str] = {"version": "1", "hash_algorithm": "sha256"}
 _BUILD_CONFIG_JSON = json.dumps(BUILD_CONFIG, separators=(",", ":")).encode("utf-8")

@@ -7,24 +7,18 @@ pretty JSON without a trailing newline, ``documents/<12hex>.json`` as compact JS
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
+from ..errors import ContextError
 from .cache_files import read_regular
-from .errors import ContextError
+from .strict_json import parse_json
 from .v0_selection import V0Document
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
-)
-# A surrogate escape that is not half of a high+low pair (only those can decode to a lone
-# surrogate). Pairs are common: an ASCII-escaped emoji. False alarms only cost a walk.
-_SURROGATE_ESCAPE = re.compile(
-    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
-    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
 _I64 = range(-(2**63), 2**63)
 
@@ -34,39 +28,6 @@ class V0Cache(NamedTuple):
 
     cache_version: str
     documents: list[V0Document]
-
-
-def parse_json(data: bytes) -> Any:
-    """Parse JSON as serde_json would accept it; raise ValueError otherwise.
-
-    Strict UTF-8 (no BOM, no UTF-16 sniffing), no NaN/Infinity, no lone surrogates, and
-    nesting too deep for the parser is an invalid document, not a crash.
-    """
-    try:
-        text = data.decode("utf-8")
-        value = json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
-    if _SURROGATE_ESCAPE.search(text):
-        _check_encodable(value)
-    return value
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _check_encodable(value: Any) -> None:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            item.encode("utf-8")
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
 
 
 def sha256_version(data: bytes) -> str:

@@ -7,14 +7,13 @@ round-trip f32 text of the score, ``ceil(utf8_bytes / 4)`` tokens.
 
 from __future__ import annotations
 
-import json
 import re
 import struct
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from .errors import ContextError
+from ..errors import ContextError
 from .query_limits import check_query_length, why_terms
 
 # Unicode White_Space, exactly. str.split() would also split on U+001C..U+001F.
@@ -36,7 +35,7 @@ class V0Document(NamedTuple):
 
 
 class F32(float):
-    """A float holding an exact f32 value; :func:`render` prints it the reference's way."""
+    """A float holding an exact f32 value; ``jsonout`` prints it the reference's way."""
 
 
 def split_white_space(text: str) -> list[str]:
@@ -143,40 +142,3 @@ def select_v0(documents: Sequence[V0Document], query: str, budget: int) -> dict[
             "documents_excluded_by_budget": excluded,
         },
     }
-
-
-def render(value: Any, pretty: bool = False) -> str:
-    """Serialize like serde_json (compact, or 2-space pretty) plus one newline.
-
-    Same bytes as :func:`jsonout.dumps` except that :class:`F32` values print with
-    :func:`format_f32`; plain floats are refused, since v0 output has none.
-    """
-    parts: list[str] = []
-    _encode(value, pretty, 0, parts)
-    parts.append("\n")
-    return "".join(parts)
-
-
-def _encode(value: Any, pretty: bool, level: int, out: list[str]) -> None:
-    if isinstance(value, F32):
-        out.append(format_f32(value))
-    elif isinstance(value, (str, bool, int)) or value is None:
-        out.append(json.dumps(value, ensure_ascii=False))
-    elif isinstance(value, (dict, list)):
-        opener, closer = ("{", "}") if isinstance(value, dict) else ("[", "]")
-        if not value:
-            out.append(opener + closer)
-            return
-        if isinstance(value, dict):
-            colon = ": " if pretty else ":"
-            items = [(json.dumps(k, ensure_ascii=False) + colon, v) for k, v in value.items()]
-        else:
-            items = [("", v) for v in value]
-        newline = "\n" + "  " * (level + 1) if pretty else ""
-        out.append(opener)
-        for index, (prefix, item) in enumerate(items):
-            out.append(("," if index else "") + newline + prefix)
-            _encode(item, pretty, level + 1, out)
-        out.append("\n" + "  " * level + closer if pretty else closer)
-    else:
-        raise TypeError(f"cannot render {type(value).__name__}")

@@ -27,7 +27,8 @@ import shutil
 import stat
 from pathlib import Path
 
-STAGING_DIR = ".doc-index-tmp"
+from .cache_names import STAGING_DIR
+
 LOCK_NAME = "lock"  # staging directories are named "<pid>.<random>": never this
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import describe, exit_code_of
 from ..printable import printable
 from .git_run import run_git
 from .git_source import GitSourceError
@@ -68,17 +69,24 @@ def _git(cwd: Path, *args: str) -> tuple[int, str, str]:
     return done.status, done.out.decode("utf-8", "surrogateescape").strip(), done.err
 
 
+_NOT_A_CHECKOUT = "{what}: {repo}; give the path of a git work tree"
+
+
 def locate(repo: Path) -> Checkout:
     """The checkout containing ``repo`` and the hooks directory git uses for it."""
     repo = Path(os.path.abspath(repo.expanduser()))
+    # Not a checkout: the user named the wrong path, a usage error (exit 1).
     if not repo.is_dir():
-        raise GitSourceError(f"not a git repository: {repo}")
+        raise GitSourceError(_NOT_A_CHECKOUT.format(what="not a git repository", repo=repo),
+                             "usage")
     status, inside, _ = _git(repo, "rev-parse", "--is-inside-work-tree")
     if status != 0 and _git(repo, f"--git-dir={repo}", "rev-parse")[0] != 0:
         # (the runner does not discover a bare repository: asked by name it is one)
-        raise GitSourceError(f"not a git repository: {repo}")
+        raise GitSourceError(_NOT_A_CHECKOUT.format(what="not a git repository", repo=repo),
+                             "usage")
     if inside != "true":
-        raise GitSourceError(f"not a git checkout (bare repository or git directory): {repo}")
+        raise GitSourceError(_NOT_A_CHECKOUT.format(
+            what="not a git checkout (bare repository or git directory)", repo=repo), "usage")
     status, top, err = _git(repo, "rev-parse", "--show-toplevel")
     if status != 0 or not top:
         raise GitSourceError(f"cannot find the work tree of {repo}: {err.strip()}")
@@ -236,24 +244,6 @@ def _is_inside(path: Path, directory: Path) -> bool:
     return True
 
 
-def run_hook_command(action: str, repo: Path, root: Path | None) -> int:
-    """``doc-index hook install|uninstall [REPO] [--root DIR]``."""
-    try:
-        if action == "install":
-            lines = install_hooks(repo, root)
-        elif action == "uninstall":
-            lines = uninstall_hooks(repo)
-        else:
-            print(f"error: unknown hook action: {action}", file=sys.stderr)
-            return 1
-    except GitSourceError as exc:
-        print(f"error: {printable(exc.message)}", file=sys.stderr)
-        return exc.exit_code
-    for line in lines:
-        print(printable(line), file=sys.stderr)
-    return 0
-
-
 # --- what a hook runs -----------------------------------------------------------------------
 
 def _trim_log(log: Path) -> None:
@@ -284,8 +274,8 @@ def run_hook(hook: str, root: Path, checkout_dir: Path) -> int:
     try:
         checkout = locate(checkout_dir)
     except GitSourceError as exc:
-        print(f"[{_stamp()}] {hook}: error: {printable(exc.message)}", flush=True)
-        return exc.exit_code
+        print(f"[{_stamp()}] {hook}: error: {describe(exc)}", flush=True)
+        return exit_code_of(exc)
     _trim_log(checkout.git_dir / LOG_NAME)
     # Builds of one checkout run one after the other and each scans after taking the
     # lock, so the last hook of a rebase or of quick successive pulls indexes the final tree.
@@ -298,20 +288,18 @@ def run_hook(hook: str, root: Path, checkout_dir: Path) -> int:
 
 
 def _build(top: Path, root: Path) -> int:
-    """The incremental build of the checkout, through the library (never the CLI):
-    the summary or one ``error:`` line in the log, and the exit code ``build`` would give."""
-    from .index_store import IndexStore, InvalidCacheKey
+    """The incremental build of the checkout, through the library (never the CLI), as
+    ``doc-index build <checkout> --root <root>``: the summary or one ``error:`` line in
+    the log, and the exit code ``build`` would give."""
+    from .index_store import IndexStore
     from .local_source import build_from_directory, summary_lines
 
     started = time.perf_counter()
     try:
         report = build_from_directory(IndexStore(root), top)
     except Exception as exc:  # the log says what happened; the hook never fails git
-        code = getattr(exc, "exit_code", None)
-        if not isinstance(code, int):
-            code = 1 if isinstance(exc, InvalidCacheKey) else 6 if isinstance(exc, OSError) else 7
-        print(f"error: {printable(getattr(exc, 'message', None) or str(exc))}", flush=True)
-        return code
+        print(f"error: {describe(exc)}", flush=True)
+        return exit_code_of(exc)
     for line in summary_lines(report, time.perf_counter() - started):
         print(line, flush=True)
     return 0

@@ -33,15 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..errors import DocIndexError
 from ..indexer.formats import is_doc_path
+from .cache_names import name_problem
 from .git_run import FETCH_OPTIONS, run_git, start_git
 from .index_store import BuildReport, IndexStore, Progress, warm_worker
 from .lock import BuildLock
 from .safe_paths import path_problem
 from .sources import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile
 
-EXIT_IO = 6
-EXIT_USAGE = 1
 HEAD_REF = "refs/doc-index/HEAD"  # where the remote's HEAD is fetched to
 WANTED_REF = "refs/doc-index/wanted"  # a --ref fetched by name (refs/pull/1/head, a SHA)
 LOCK_NAME = "doc-index.lock"  # inside the bare clone (git ignores unknown files there)
@@ -51,17 +51,12 @@ _MODE_SYMLINK = "120000"
 _MODE_SUBMODULE = "160000"
 
 
-class GitSourceError(OSError):
-    """A git source failed: one line for the user (no URL credentials), an exit code."""
+class GitSourceError(DocIndexError, OSError):
+    """A git source failed: one line for the user (no URL credentials) and the code of
+    the one table (``io_error`` unless told: exit 6)."""
 
-    def __init__(self, message: str, exit_code: int = EXIT_IO) -> None:
-        message = " ".join(redact(message).split())
-        super().__init__(message)
-        self.message = message
-        self.exit_code = exit_code
-
-    def __str__(self) -> str:
-        return self.message
+    def __init__(self, message: str, code: str = "io_error") -> None:
+        super().__init__(" ".join(redact(message).split()), code)
 
 
 # --- remotes and cache keys ---------------------------------------------------------------
@@ -128,7 +123,7 @@ def parse_remote(source: str) -> Remote:
         components.pop()  # /srv/owner/name/.git -> owner, name
     if not components:
         raise GitSourceError(f"cannot tell the repository name from {redact(source)}",
-                             EXIT_USAGE)
+                             "usage")
     name = _key_part(components[-1].removesuffix(".git")) or "repo"
     owner = _key_part(components[-2]) if len(components) >= 2 else ""
     owner = owner or _key_part(host) or "git"
@@ -141,12 +136,10 @@ def _key_part(text: str) -> str:
 
 
 def check_name(name: str) -> str:
-    """``--name`` must be usable as one path component of a cache key."""
-    if (
-        not name or name in (".", "..") or name.startswith(".") or "/" in name or "\\" in name
-        or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name)
-    ):
-        raise GitSourceError(f"invalid --name: {name!r}", EXIT_USAGE)
+    """``--name`` must be a cache name (``cache_names``) that is not hidden: the key is
+    ``<owner>-<name>``, so the name is checked on its own."""
+    if name.startswith(".") or name_problem(name) is not None:
+        raise GitSourceError(f"invalid --name: {name!r}", "usage")
     return name
 
 

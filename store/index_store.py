@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..errors import UsageError
 from ..indexer.ids import IdAssigner, heading_slug, section_path
 from ..indexer.model import ParsedFile
 from ..indexer.versions import (
@@ -39,6 +40,7 @@ from ..indexer.versions import (
     TOKENIZER_VERSION,
 )
 from . import commit as commit_mod
+from .cache_names import name_problem
 from .lock import CacheLock
 from .manifest import (
     MANIFEST_NAME,
@@ -58,7 +60,7 @@ from .manifest import (
 from .roots import default_root
 from .search_index import KIND_NAMES, IndexWriter, SearchIndex
 
-if TYPE_CHECKING:  # the resolve path imports this module: keep it light
+if TYPE_CHECKING:  # the resolve path imports this module (tests/test_import_rules.py)
     from collections.abc import Iterator
 
     from .parallel import Job, WarmWorker
@@ -78,25 +80,17 @@ BUILD_CONFIG: dict[str, Any] = {
 Progress = Callable[[int, int], None]
 
 
-class InvalidCacheKey(ValueError):
+class InvalidCacheKey(UsageError, ValueError):
     """A cache key that is not one plain path component directly under the root."""
 
 
 def check_key(key: str) -> str:
-    """``key`` if it names a cache directly under the root (what readers can address by
-    name, see ``server.cache_paths``); InvalidCacheKey otherwise. Without this check a
-    ``--name`` like ``x/../../elsewhere`` put the lock (and more) outside the root."""
-    if (
-        key in ("", ".", "..", commit_mod.STAGING_DIR)
-        or "/" in key or "\\" in key
-        or any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in key)
-    ):
-        raise InvalidCacheKey(f"invalid cache name {key!r}: one path component, no control "
-                              "characters")
-    try:
-        key.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidCacheKey(f"invalid cache name {key!r}: not UTF-8") from None
+    """``key`` if it names a cache directly under the root (``cache_names``: what readers
+    can address by name); InvalidCacheKey otherwise. Without this check a ``--name`` like
+    ``x/../../elsewhere`` put the lock (and more) outside the root."""
+    problem = name_problem(key)
+    if problem is not None:
+        raise InvalidCacheKey(f"invalid cache name {key!r}: {problem}")
     return key
 
 
@@ -124,8 +118,8 @@ class BuildPlan(NamedTuple):
 
 class BuildReport:
     """What a build did, for the one-screen summary; filled in as the build goes and never
-    read back by it (the ``BuildPlan`` decides). (Plain classes here, not dataclasses: see
-    ``store.sources``.)"""
+    read back by it (the ``BuildPlan`` decides). (Plain classes here, not dataclasses:
+    tests/test_import_rules.py.)"""
 
     def __init__(self, key: str, cache_dir: Path, plan: BuildPlan) -> None:
         self.key = key

@@ -18,11 +18,12 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from ..errors import DocIndexError
 from . import commit
 
 
-class LockTimeout(OSError):
-    """Another build of the same cache held the lock for too long."""
+class LockTimeout(DocIndexError, OSError):
+    """Another build of the same cache held the lock for too long (``io_error``)."""
 
 
 class BuildLock:

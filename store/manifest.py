@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
 from .safe_paths import path_problem
 
 MANIFEST_NAME = "manifest.json"
@@ -25,8 +26,9 @@ SEARCH_INDEX_NAME = "search.idx"
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 
 
-class CacheTooLarge(Exception):
-    """The manifest a build is writing would exceed MAX_MANIFEST_BYTES."""
+class CacheTooLarge(UsageError):
+    """The manifest a build is writing would exceed MAX_MANIFEST_BYTES (exit 1: nothing was
+    written, the live cache, if any, is kept)."""
 
     def __init__(self, sections: int) -> None:
         super().__init__(

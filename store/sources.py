@@ -45,8 +45,8 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # a FIFO opens without blocking
 
 
-# The build path's records are NamedTuples and plain classes, not dataclasses: importing
-# ``dataclasses`` (and ``inspect`` with it) costs every build process about 30 ms.
+# The build path's records are NamedTuples and plain classes, not dataclasses: what a
+# build may import is stated by tests/test_import_rules.py.
 
 
 class SourceFile(NamedTuple):
@@ -95,9 +95,14 @@ class _GitQuery:
 def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
                    cache_root: Path | None = None) -> Scan:
     """Every documentation file below ``root`` (sorted by path), with the ones skipped.
-    In a git work tree, files git ignores are left out and HEAD is the commit hash.
-    The walk does not enter ``cache_root`` (where the build writes), its staging area or
-    any directory that holds a doc-index cache; each is reported as skipped."""
+
+    In a git work tree (at any depth), git decides what is documentation: the files it
+    tracks plus the untracked ones it does not ignore, whatever their directories are
+    called (a tracked ``doc/build/`` is indexed), and HEAD is the commit hash. Outside git,
+    directories named in ``SKIPPED_DIRS`` are left out, and each one that held doc files
+    is reported with their number. The walk never enters ``.git``, ``cache_root`` (where
+    the build writes), its staging area or any directory that holds a doc-index cache;
+    each of these is reported as skipped."""
     root = root.resolve()
     scan = Scan()
     # Asked at any depth: below a work tree's top, ls-files lists the files under ``root``
@@ -106,12 +111,16 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
                             "-z")
     head_query = _GitQuery(root, "rev-parse", "--verify", "--quiet", "HEAD")
     tree = _Tree(root)
-    candidates = _walk(tree, _own_directories(cache_root), scan.skipped)
-    visible: set[str] | None = None
+    # git's answer decides which directories the walk enters, so it comes first (a few
+    # milliseconds; HEAD is still being asked meanwhile).
     listed = files_query.output()
-    head = head_query.output()
+    visible: set[str] | None = None
     if listed is not None:
         visible = {os.fsdecode(p) for p in listed.split(b"\0") if p}
+    candidates = _walk(tree, _own_directories(cache_root), scan.skipped,
+                       None if visible is None else _directories_of(visible))
+    head = head_query.output()
+    if visible is not None:
         scan.commit_hash = head.decode("ascii", "replace").strip() if head else ""
     found: list[SourceFile] = []
     for rel, is_link in candidates:
@@ -131,6 +140,21 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     scan.files = found
     scan.skipped.sort()
     return scan
+
+
+def _directories_of(paths: set[str]) -> frozenset[str]:
+    """Every directory (``a/``, ``a/b/``) that holds one of ``paths``: in a work tree the
+    walk enters only these, so what git ignores (``node_modules/``) is never listed."""
+    dirs: set[str] = set()
+    for path in paths:
+        cut = path.rfind("/")
+        while cut > 0:
+            prefix = path[:cut + 1]
+            if prefix in dirs:
+                break
+            dirs.add(prefix)
+            cut = path.rfind("/", 0, cut)
+    return frozenset(dirs)
 
 
 class _LeavesTree(Exception):
@@ -237,16 +261,19 @@ def _own_directories(cache_root: Path | None) -> set[tuple[int, int]]:
 
 
 def _walk(tree: _Tree, own: set[tuple[int, int]], skipped: list[tuple[str, str]],
-          ) -> list[tuple[str, bool]]:
+          git_dirs: frozenset[str] | None) -> list[tuple[str, bool]]:
     """The doc files below the tree's root, as (relative path, is a symlink), grouped by
     directory. Each directory is opened relative to its parent's handle (``O_NOFOLLOW``,
-    ``O_DIRECTORY``); only the handles of the directories being walked are open."""
+    ``O_DIRECTORY``); only the handles of the directories being walked are open.
+    ``git_dirs``: in a work tree, the directories holding files git lists (the only ones
+    entered); None outside git (every directory but ``SKIPPED_DIRS``)."""
     found: list[tuple[str, bool]] = []
     stack: list[tuple[int, str, list[str]]] = []  # (handle, path + "/", subdirs to walk)
 
     def enter(fd: int, prefix: str) -> None:
         try:
-            stack.append((fd, prefix, _list_directory(fd, prefix, own, found, skipped)))
+            stack.append((fd, prefix, _list_directory(fd, prefix, own, found, skipped,
+                                                      git_dirs)))
         except BaseException:
             os.close(fd)
             raise
@@ -272,7 +299,8 @@ def _walk(tree: _Tree, own: set[tuple[int, int]], skipped: list[tuple[str, str]]
 
 
 def _list_directory(fd: int, prefix: str, own: set[tuple[int, int]],
-                    found: list[tuple[str, bool]], skipped: list[tuple[str, str]]) -> list[str]:
+                    found: list[tuple[str, bool]], skipped: list[tuple[str, str]],
+                    git_dirs: frozenset[str] | None) -> list[str]:
     """The subdirectories to walk in the open directory ``fd`` (path ``prefix``); its doc
     files go to ``found``. A directory of doc-index's own is skipped whole, reported."""
     shown = prefix.rstrip("/") or "."
@@ -292,7 +320,15 @@ def _list_directory(fd: int, prefix: str, own: set[tuple[int, int]],
     for entry in reversed(entries):  # popped from the end: walked in name order
         rel = prefix + entry.name
         if entry.is_dir(follow_symlinks=False):
-            if entry.name in SKIPPED_DIRS:
+            if git_dirs is not None:
+                if rel + "/" not in git_dirs:
+                    continue  # git lists nothing below it: ignored, or no files at all
+            elif entry.name in SKIPPED_DIRS:
+                held = _doc_files_below(fd, entry.name)
+                if held:
+                    files = "doc file" if held == 1 else "doc files"
+                    skipped.append((_shown(rel), f"directory skipped by name outside git "
+                                                 f"(held {held} {files})"))
                 continue
             problem = path_problem(rel)
             if problem is not None:
@@ -311,6 +347,31 @@ def _list_directory(fd: int, prefix: str, own: set[tuple[int, int]],
         elif is_doc_path(entry.name):
             found.append((rel, False))
     return subdirs
+
+
+def _doc_files_below(parent_fd: int, name: str) -> int:
+    """How many doc files the directory ``name`` holds, at any depth (names only: only
+    directories are opened, one at a time, below handles, never through a symlink)."""
+    count = 0
+    pending = [[name]]
+    while pending:
+        parts = pending.pop()
+        try:
+            fd = _open_dir_below(parent_fd, parts)
+        except OSError:
+            continue
+        try:
+            with os.scandir(fd) as listing:
+                for entry in listing:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append([*parts, entry.name])
+                    elif is_doc_path(entry.name):
+                        count += 1
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return count
 
 
 def _shown(rel: str) -> str:

@@ -6,14 +6,34 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from doc_index.store.index_store import BuildReport, IndexStore
 from doc_index.store.sources import scan_directory
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_REPOS = REPO / "sample_repos"
+
+# CI runs on a shared, busy machine: a test waits for an event (an answer, a file, a log
+# line, a process exit), never for a span of time. Every timeout is only a safety net
+# against a hang, this long so that load never trips it on a healthy run.
+SAFETY_TIMEOUT = 300.0
+# Hypothesis fails an example slower than 200 ms by default: a margin that load eats.
+settings.register_profile("no-deadline", deadline=None)
+settings.load_profile("no-deadline")
+
+
+def wait_for(ready: Callable[[], object], what: str, timeout: float = SAFETY_TIMEOUT) -> None:
+    """Poll ``ready()`` until it is true; fail naming ``what`` after the safety net."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} after {timeout:.0f} s")
+        time.sleep(0.02)
 
 
 def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -60,7 +80,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None, input: bytes | None =
     full_env = dict(os.environ)
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", module, *args], capture_output=True,
-                          env=full_env, input=input, timeout=120)
+                          env=full_env, input=input, timeout=SAFETY_TIMEOUT)
 
 
 @pytest.fixture

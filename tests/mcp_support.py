@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from conftest import SAFETY_TIMEOUT
+
 REPO = Path(__file__).resolve().parents[1]
 COMPAT = REPO / "tests" / "compat" / "context-engine-compat"
 FIXTURES = COMPAT / "fixtures" / "v0"
@@ -27,8 +29,6 @@ GOLDENS = [
     ("tie_break", "tie_break", "tie_break_ordering"),
     ("tie_break", "no_match", "tie_break_zero_score"),
 ]
-
-TIMEOUT_S = 30.0
 
 
 def make_root(path: Path) -> Path:
@@ -57,7 +57,8 @@ def server_argv(root: Path, tool_names: str = "dotted") -> list[str]:
     return [
         sys.executable,
         "-m",
-        "doc_index.server.mcp_server",
+        "doc_index.cli",
+        "serve",
         "--root",
         str(root),
         "--tool-names",
@@ -75,7 +76,7 @@ def context_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "doc_index.server.context_cli", *args],
         capture_output=True,
-        timeout=TIMEOUT_S,
+        timeout=SAFETY_TIMEOUT,
     )
 
 
@@ -100,7 +101,7 @@ def tool_call(request_id: int | str, name: str, arguments: Any = None) -> dict[s
 
 
 def error_text(code: str) -> str:
-    from doc_index.server.errors import ContextError
+    from doc_index.errors import ContextError
 
     return ContextError(code).to_json_text()
 
@@ -141,20 +142,23 @@ class RawServer:
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
 
-    def recv_line(self, timeout: float = TIMEOUT_S) -> bytes:
-        line = self.lines.get(timeout=timeout)
+    def recv_line(self, timeout: float = SAFETY_TIMEOUT) -> bytes:
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no line from the server after {timeout:.0f} s") from None
         if line is None:
             raise EOFError(f"server closed stdout; stderr: {self.stderr!r}")
         return line
 
-    def recv(self, timeout: float = TIMEOUT_S) -> dict[str, Any]:
+    def recv(self, timeout: float = SAFETY_TIMEOUT) -> dict[str, Any]:
         return json.loads(self.recv_line(timeout))
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         self.send(message)
         return self.recv()
 
-    def close(self, timeout: float = TIMEOUT_S) -> list[dict[str, Any]]:
+    def close(self, timeout: float = SAFETY_TIMEOUT) -> list[dict[str, Any]]:
         """Close stdin; every remaining stdout line, once the server has exited."""
         assert self.proc.stdin is not None
         self.proc.stdin.close()

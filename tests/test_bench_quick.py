@@ -61,8 +61,9 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("bench-quick")
     env = dict(os.environ)
     env.pop("DOC_INDEX_ROOT", None)
+    # The timeout is a safety net only: the quick run takes minutes, more on a busy machine.
     done = subprocess.run([sys.executable, "-m", "bench.run", "--quick", "--out", str(out)],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900,
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=1800,
                           check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     assert "report:" in done.stdout
@@ -114,7 +115,9 @@ def test_results_json(quick_report: Path) -> None:
             assert corpus[kind]["wall_s"]["median"] > 0
             assert corpus[kind]["peak_rss_mb"]["median"] > 5
     for corpus in results["resolve"]["corpora"].values():
-        cold_ms = corpus["cold"]["wall_s"]["max"] * 1000
-        assert 0 < corpus["in_process"]["warm_ms"]["median"] < cold_ms
+        # Warm calls were warm: one cache load for all of them (a count; timings are only
+        # checked to be positive, since load beside the run can stretch any of them).
+        assert corpus["in_process"]["warm_loads"] == 1
+        assert corpus["in_process"]["warm_ms"]["median"] > 0
         assert corpus["mcp"]["rss_warm_mb"]["median"] > 5
     assert results["quality"]["metrics"]["all"]["n"] == 50

@@ -20,11 +20,12 @@ from pathlib import Path
 import pytest
 from conftest import build, cache_files, run_cli, without_indexed_at, write_tree
 from doc_index.server import tools
-from doc_index.server.errors import ContextError
 from doc_index.server.warm_caches import WarmCaches
 from doc_index.store.manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from doc_index.errors import ContextError
 
 KEY = "local-src"
 QUERY = "retry timeout"
@@ -424,7 +425,7 @@ def test_damaged_cache_subprocess_never_tracebacks(damaged_root: Path) -> None:
         "import sys, json\n"
         "from pathlib import Path\n"
         "from doc_index.server import tools\n"
-        "from doc_index.server.errors import ContextError\n"
+        "from doc_index.errors import ContextError\n"
         "root = Path(sys.argv[1])\n"
         "for d in sorted(root.iterdir()):\n"
         "    if not d.is_dir():\n"

@@ -17,12 +17,19 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import build, cache_files, run_cli, without_indexed_at, write_tree
+from conftest import (
+    SAFETY_TIMEOUT,
+    build,
+    cache_files,
+    run_cli,
+    wait_for,
+    without_indexed_at,
+    write_tree,
+)
 from doc_index.server import tools
 from doc_index.server.cache_paths import resolve_cache_name
 from doc_index.server.native_cache import load_native_cache
@@ -32,6 +39,7 @@ from doc_index.store import parallel
 from doc_index.store.index_store import IndexStore
 from doc_index.store.manifest import SectionSpool
 from doc_index.store.search_index import IndexWriter
+from mcp_support import RawServer, python_argv
 
 KEY = "local-src"
 QUERY = "gamma retry setting"
@@ -308,19 +316,40 @@ def test_chmod_0555_root(shared_tmp: Path) -> None:
 # --------------------------------------------------------------------------- concurrency
 
 
+# ``doc-index build`` that says "lock busy" on stdout each time it finds a lock held.
+_BUILD_REPORTING_A_BUSY_LOCK = """
+import fcntl, sys
+_flock = fcntl.flock
+def flock(fd, operation):
+    try:
+        return _flock(fd, operation)
+    except BlockingIOError:
+        print("lock busy", flush=True)
+        raise
+fcntl.flock = flock
+from doc_index.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def test_a_held_lock_makes_the_second_build_wait(tmp_path: Path) -> None:
     a, b = two_states(tmp_path)
     root = tmp_path / "root"
     build(a, root, name="src")
     before = cache_files(root / KEY)
-    with IndexStore(root).lock(KEY):
-        proc = subprocess.Popen([sys.executable, "-m", "doc_index.cli", "build", str(b), "--root",
-                                 str(root), "--name", "src"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(1.5)
-        assert proc.poll() is None  # waiting for the lock
-        assert cache_files(root / KEY) == before
-    assert proc.wait(timeout=60) == 0
+    builder = RawServer(python_argv(_BUILD_REPORTING_A_BUSY_LOCK) + [  # read line by line
+        "build", str(b), "--root", str(root), "--name", "src"])
+    try:
+        with IndexStore(root).lock(KEY):
+            # Two refusals: the build reached the lock, found it held, and tried again
+            # instead of going on.
+            assert builder.recv_line() == b"lock busy\n"
+            assert builder.recv_line() == b"lock busy\n"
+            assert builder.proc.poll() is None
+            assert cache_files(root / KEY) == before
+        assert builder.proc.wait(timeout=SAFETY_TIMEOUT) == 0
+    finally:
+        builder.kill()
     assert without_indexed_at(cache_files(root / KEY)) == clean_build(b, tmp_path)
 
 
@@ -368,8 +397,46 @@ while not stop.exists():
     n += 1
     store.update_index("local-src", "local", "src", scan_directory((a, b)[n % 2]),
                        full=n % 5 == 0)
-print(n)
+    print(n, flush=True)
 """
+
+
+class Rebuilder:
+    """:data:`_BUILDER` in a subprocess, swapping A and B in ``root`` until stopped; counts
+    the rebuilds it reports, so a test waits for rebuilds, not for time."""
+
+    def __init__(self, a: Path, b: Path, root: Path, work: Path) -> None:
+        self.stop = work / "stop"
+        self.err_path = work / "builder.err"
+        with open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _BUILDER, str(a), str(b), str(root), str(self.stop)],
+                stdout=subprocess.PIPE, stderr=err)
+        self.rebuilds = 0
+        self._reader = threading.Thread(target=self._count, daemon=True)
+        self._reader.start()
+
+    def _count(self) -> None:
+        assert self.proc.stdout is not None
+        for _ in self.proc.stdout:
+            self.rebuilds += 1
+
+    def count(self) -> int:
+        """Rebuilds so far (failing at once if the builder died)."""
+        assert self.proc.poll() is None, self.err_path.read_bytes()
+        return self.rebuilds
+
+    def finish(self) -> tuple[int, bytes]:
+        """Stop; (exit status, stderr)."""
+        self.stop.touch()
+        try:
+            status = self.proc.wait(timeout=SAFETY_TIMEOUT)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        self._reader.join(SAFETY_TIMEOUT)
+        return status, self.err_path.read_bytes()
 
 
 class Readers:
@@ -423,7 +490,9 @@ class Readers:
             self._record("inspect", None if ok else f"inspect {info}")
 
 
-def _readers_during_rebuilds(tmp_path: Path, seconds: float) -> dict[str, int]:
+def _readers_during_rebuilds(tmp_path: Path, rebuilds: int) -> dict[str, int]:
+    """Every reader reads until ``rebuilds`` rebuilds have happened since they all started
+    (and each has read at least 3 times)."""
     a, b = two_states(tmp_path, files=16)
     answers: set[bytes] = set()
     versions: set[str] = set()
@@ -435,9 +504,7 @@ def _readers_during_rebuilds(tmp_path: Path, seconds: float) -> dict[str, int]:
     assert len(answers) == 2 and len(versions) == 2
     root = tmp_path / "root"
     build(a, root, name="src")
-    stop = tmp_path / "stop"
-    builder = subprocess.Popen([sys.executable, "-c", _BUILDER, str(a), str(b), str(root),
-                                str(stop)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    builder = Rebuilder(a, b, root, tmp_path)
     readers = Readers(root, answers, versions)
     threads = [
         threading.Thread(target=readers.subprocess_loop, args=(
@@ -453,26 +520,51 @@ def _readers_during_rebuilds(tmp_path: Path, seconds: float) -> dict[str, int]:
     ]
     for t in threads:
         t.start()
+    first = builder.rebuilds
     try:
-        time.sleep(seconds)
+        wait_for(lambda: builder.count() - first >= rebuilds and len(readers.counts) == 4
+                 and min(readers.counts.values()) >= 3, f"{rebuilds} rebuilds while reading",
+                 timeout=max(SAFETY_TIMEOUT, rebuilds * 2.0))
     finally:
         readers.stop.set()
         for t in threads:
-            t.join(timeout=120)
-        stop.touch()
-        out, err = builder.communicate(timeout=120)
-    assert builder.returncode == 0, err
-    counts = dict(readers.counts, rebuilds=int(out))
+            t.join(timeout=SAFETY_TIMEOUT)
+        status, err = builder.finish()
+    assert status == 0, err
+    counts = dict(readers.counts, rebuilds=builder.rebuilds)
     assert not readers.failures, (counts, readers.failures)
-    assert counts["rebuilds"] >= 3 and counts.get("warm", 0) >= 3
     return counts
 
 
 def test_readers_during_rebuilds_short(tmp_path: Path) -> None:
-    _readers_during_rebuilds(tmp_path, seconds=6)
+    _readers_during_rebuilds(tmp_path, rebuilds=3)
 
 
 @pytest.mark.slow
 def test_readers_during_rebuilds_long(tmp_path: Path) -> None:
-    counts = _readers_during_rebuilds(tmp_path, seconds=150)
+    counts = _readers_during_rebuilds(tmp_path, rebuilds=1000)
     print(f"readers during rebuilds: {counts}")
+
+
+def test_inspect_reads_again_a_generation_replaced_while_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild's swap lands between inspect opening the cache and reading its manifest
+    (the old generation is deleted): inspect reads the new one, never says invalid."""
+    a, b = two_states(tmp_path)
+    ref = tmp_path / "ref"
+    build(b, ref, name="src")
+    expected = tools.inspect_cache(ref / KEY)
+    root = tmp_path / "root"
+    build(a, root, name="src")
+    real_read = tools.read_regular
+    rebuilt: list[int] = []
+
+    def read_after_a_rebuild(dir_fd: int, relpath: str, **kwargs: object) -> bytes:
+        if not rebuilt:
+            rebuilt.append(cli_build(b, root).returncode)
+        return real_read(dir_fd, relpath, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tools, "read_regular", read_after_a_rebuild)
+    assert tools.inspect_cache(root / KEY) == expected
+    assert rebuilt == [0]

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from doc_index.store.git_hooks import HOOKS, LOG_NAME, ORIG_SUFFIX, hook_script, is_ours
+from conftest import SAFETY_TIMEOUT, wait_for
+from doc_index.store.git_hooks import HOOKS, LOCK_NAME, LOG_NAME, ORIG_SUFFIX, hook_script, is_ours
+from doc_index.store.lock import BuildLock
 
 MAIN = Path(__file__).resolve().parents[1]
 
@@ -69,12 +71,26 @@ def finished_runs(work: Path) -> int:
     return log.read_text().count(": finished (exit ") if log.exists() else 0
 
 
-def wait_runs(work: Path, count: int, timeout: float = 60.0) -> str:
-    deadline = time.monotonic() + timeout
-    while finished_runs(work) < count:
-        assert time.monotonic() < deadline, "hook build did not finish"
-        time.sleep(0.05)
+def wait_runs(work: Path, count: int) -> str:
+    wait_for(lambda: finished_runs(work) >= count, f"hook build #{count} finished")
     return (work / ".git" / LOG_NAME).read_text()
+
+
+def git_and_all_it_started(cwd: Path, *args: str,
+                           env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``git ARGS``, returning once git and every process it started (a hook's background
+    build included) have exited: they all inherit the write end of a pipe, whose read end
+    sees EOF when the last of them is gone."""
+    read_end, write_end = os.pipe()
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                              pass_fds=(write_end,), check=False, timeout=SAFETY_TIMEOUT)
+        os.close(write_end)
+        ready, _, _ = select.select([read_end], [], [], SAFETY_TIMEOUT)
+        assert ready and os.read(read_end, 1) == b"", "a process started by git is still running"
+    finally:
+        os.close(read_end)
+    return done
 
 
 def manifest(root: Path, key: str = "local-work") -> dict:
@@ -109,9 +125,12 @@ def test_pull_runs_incremental_build(env: Path) -> None:
         assert str(root) in text  # the root is fixed at install time
 
     upstream_change(author)
-    started = time.monotonic()
-    pulled = git(work, "pull", "-q")
-    assert pulled.returncode == 0 and time.monotonic() - started < 10
+    # The pull returns while the build it started cannot even begin: the build runs in
+    # the background, git never waits for it.
+    with BuildLock(work / ".git" / LOCK_NAME):
+        pulled = git(work, "pull", "-q")
+        assert pulled.returncode == 0
+        assert finished_runs(work) == 0
     log = wait_runs(work, 1)
     assert "post-merge: doc-index build" in log
     assert "1 added, 1 changed, 0 removed, 3 unchanged" in log
@@ -232,10 +251,8 @@ def test_failing_build_never_fails_git(env: Path) -> None:
     assert "error:" in log and "finished (exit 6)" in log
     # DOC_INDEX_HOOK=0 skips the build entirely.
     env_off = dict(os.environ, DOC_INDEX_HOOK="0")
-    done = subprocess.run(["git", "checkout", "-q", "-b", "x"], cwd=work, env=env_off,
-                          capture_output=True, text=True, check=False)
+    done = git_and_all_it_started(work, "checkout", "-q", "-b", "x", env=env_off)
     assert done.returncode == 0
-    time.sleep(0.5)
     assert finished_runs(work) == 1
 
 
@@ -247,7 +264,7 @@ def test_hook_command_errors(env: Path) -> None:
     for target, text in ((plain, "not a git repository"), (env / "missing", "not a git repo"),
                          (bare, "not a git checkout")):
         done = run_cli("hook", "install", str(target))
-        assert done.returncode == 6 and done.stdout == ""
+        assert done.returncode == 1 and done.stdout == ""
         assert done.stderr.startswith("error: ") and len(done.stderr.splitlines()) == 1
         assert text in done.stderr
 
@@ -284,10 +301,8 @@ def test_hook_never_imports_the_work_trees_code(env: Path) -> None:
     git(author, "commit", "-q", "-m", "plant")
     git(author, "push", "-q", str(author.parent / "up.git"), "main")
     assert git(work, "pull", "-q").returncode == 0
-    deadline = time.monotonic() + 60.0  # a safety net: either event ends the wait
-    while finished_runs(work) < 1 and not os.listdir(markers):
-        assert time.monotonic() < deadline, "hook build did not finish"
-        time.sleep(0.05)
+    wait_for(lambda: finished_runs(work) >= 1 or os.listdir(markers),
+             "hook build finished or planted module run")
     assert sorted(os.listdir(markers)) == []
     assert "finished (exit 0)" in wait_runs(work, 1)
     assert "docs/planted.md" in manifest(root)["doc_files"]

@@ -112,9 +112,9 @@ def blob_shas(repo: Path, commit: str, paths: list[str]) -> dict[str, str]:
     return {p: git(repo, "rev-parse", f"{commit}:{p}") for p in paths}
 
 
-def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "doc_index.cli", *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=MAIN, check=False)
+                          text=True, timeout=120, cwd=MAIN, check=False)
 
 
 def entries(path: Path) -> list[str]:
@@ -382,9 +382,9 @@ def test_cli_unreachable_url(env: Path) -> None:
 
 
 def test_cli_authentication_failure_never_prompts(env: Path, auth_server: str) -> None:
-    done = run_cli("build", f"http://{auth_server}/acme/private.git", timeout=30)
+    done = run_cli("build", f"http://{auth_server}/acme/private.git")
     _assert_one_line_error(done, 6, "authentication failed", env)
-    done = run_cli("build", f"http://tok3n@{auth_server}/acme/private.git", timeout=30)
+    done = run_cli("build", f"http://tok3n@{auth_server}/acme/private.git")
     _assert_one_line_error(done, 6, "authentication failed", env)
 
 
@@ -426,7 +426,7 @@ def test_concurrent_first_builds_share_one_clone(env: Path) -> None:
 
 
 def test_scp_like_urls_are_git_sources(env: Path) -> None:
-    from doc_index.build import looks_like_git
+    from doc_index.store.any_source import looks_like_git
 
     assert looks_like_git("deploy@git.example.com:team/docs.git")
     assert looks_like_git("git@github.com:pallets/flask.git")

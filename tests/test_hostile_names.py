@@ -20,13 +20,13 @@ import pytest
 from conftest import build, write_tree
 from doc_index.server import tools
 from doc_index.server.cache_paths import resolve_cache_name
-from doc_index.server.errors import ContextError
 from doc_index.store.index_store import IndexStore, InvalidCacheKey
 from doc_index.store.sources import scan_directory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from doc_index import cli
+from doc_index.errors import ContextError
 
 SECRET = "SECRET-OUTSIDE-b41d"
 GOOD = "local-src"

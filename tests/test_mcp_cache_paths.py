@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from doc_index.server import tools
 from doc_index.server.cache_paths import resolve_cache_name
-from doc_index.server.errors import ContextError
+
+from doc_index.errors import ContextError
 
 
 @pytest.fixture()

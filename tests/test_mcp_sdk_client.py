@@ -10,10 +10,11 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from doc_index.server.errors import EXIT_CODES
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_support import CACHE_NAMES, context_cli, error_text, make_root
+
+from doc_index.errors import EXIT_CODES
 
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}
 
@@ -26,7 +27,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def params(root: Path, style: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "doc_index.server.mcp_server", "--root", str(root), "--tool-names", style],
+        args=["-m", "doc_index.cli", "serve", "--root", str(root), "--tool-names", style],
     )
 
 

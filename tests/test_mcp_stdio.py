@@ -1,6 +1,6 @@
 """`doc-index serve` end to end over real pipes, in raw newline-delimited JSON-RPC.
 
-The server is spawned as ``python -m doc_index.server.mcp_server --root ROOT`` on a copy
+The server is spawned as ``python -m doc_index.cli serve --root ROOT`` on a copy
 of the Context Engine fixture caches; tool texts are compared byte for byte with the
 stdout of the ``context`` CLI (``python -m doc_index.server.context_cli``).
 """
@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from doc_index.server.errors import EXIT_CODES
 from mcp_support import (
     CACHE_NAMES,
     FIXTURES,
@@ -30,6 +29,8 @@ from mcp_support import (
     server_argv,
     tool_call,
 )
+
+from doc_index.errors import EXIT_CODES
 
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}
 DOTTED = ["context.resolve", "context.list_caches", "context.inspect_cache"]
@@ -290,8 +291,8 @@ def noisy(*args, **kwargs):
 tools.resolve = io_error
 tools.inspect_cache = crash
 tools.list_caches = noisy
-from doc_index.server.mcp_server import main
-sys.exit(main(["--root", {root!r}]))
+from doc_index.cli import main
+sys.exit(main(["serve", "--root", {root!r}]))
 """
 
 
@@ -536,8 +537,8 @@ def hook(event, args):
 sys.addaudithook(hook)
 import atexit
 atexit.register(lambda: os.write(2, ("AUDIT " + repr(events) + "\\n").encode()))
-from doc_index.server.mcp_server import main
-sys.exit(main(["--root", {root!r}]))
+from doc_index.cli import main
+sys.exit(main(["serve", "--root", {root!r}]))
 """
 
 
@@ -588,7 +589,7 @@ def test_a_cancelled_request_does_not_hold_up_the_exit(root: Path) -> None:
     }
     with RawServer(server_argv(root)) as srv:
         srv.send(initialize(), *calls[:3], cancel, *calls[3:])
-        responses = srv.close(timeout=20)
+        responses = srv.close()
     ids = {r["id"] for r in responses}
     assert {0, 1, 2, 4, 5} <= ids <= {0, 1, 2, 3, 4, 5}
     assert srv.proc.returncode == 0

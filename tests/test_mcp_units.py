@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from doc_index.server.errors import ContextError
+from conftest import SAFETY_TIMEOUT
 from doc_index.server.mcp_server import fast_initialize
 from doc_index.server.mcp_tools import CANONICAL_NAMES, ToolCalls, tool_definitions
 from doc_index.server.mcp_wire import (
@@ -23,6 +23,8 @@ from doc_index.server.mcp_wire import (
     parse_line,
     read_lines,
 )
+
+from doc_index.errors import ContextError
 
 
 class RecordingBackend:
@@ -193,7 +195,8 @@ def test_reader_puts_eof_when_stdin_ends() -> None:
     wire.write_frame = frames.append  # type: ignore[method-assign]
     inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
     reader = Reader(wire, inbox, None).start()
-    reader.thread.join(5)
+    reader.thread.join(SAFETY_TIMEOUT)
+    assert not reader.thread.is_alive()
     assert isinstance(inbox.get(), Inbound)
     assert inbox.get() is EOF
     assert json.loads(frames[0])["error"]["code"] == -32700

@@ -7,8 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from doc_index.server.errors import ContextError
 from doc_index.server.warm_caches import WarmCaches, cache_stamp
+
+from doc_index.errors import ContextError
 
 
 def make_cache(path: Path, content: str) -> None:

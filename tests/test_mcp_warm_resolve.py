@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from doc_index.server import tools
-from doc_index.server.errors import EXIT_CODES, ContextError
 from doc_index.server.warm_caches import WarmCaches
 from doc_index.store.index_store import IndexStore
 from doc_index.store.sources import scan_directory
@@ -25,6 +24,8 @@ from mcp_support import (
     server_argv,
     tool_call,
 )
+
+from doc_index.errors import EXIT_CODES, ContextError
 
 REPO = Path(__file__).resolve().parents[1]
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}

@@ -16,7 +16,6 @@ from doc_index.indexer.markdown import parse_markdown
 from doc_index.indexer.rst import parse_rst
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 from doc_index.server import tools, v0_selection
-from doc_index.server.errors import ContextError
 from doc_index.server.query_limits import (
     MAX_QUERY_BYTES,
     WHY_MAX_TERM_CHARS,
@@ -24,6 +23,8 @@ from doc_index.server.query_limits import (
     why_terms,
 )
 from doc_index.store.manifest import MAX_MANIFEST_BYTES
+
+from doc_index.errors import ContextError
 
 CAP = MAX_SECTIONS_PER_FILE
 
@@ -268,23 +269,26 @@ def test_a_build_whose_manifest_would_exceed_the_limit_fails_and_keeps_the_live_
 ) -> None:
     from doc_index.store import manifest as manifest_mod
 
-    from doc_index import build as build_mod
+    from doc_index import cli
+
+    def build() -> int:
+        return cli.main(["build", str(src), "--root", str(root), "--name", "p"])
 
     src = write_tree(tmp_path / "src", {"a.md": _headings(20)})
     root = tmp_path / "root"
-    assert build_mod.run_build(str(src), root, name="p") == 0
+    assert build() == 0
     before = (root / "local-p" / "manifest.json").read_bytes()
     limit = len(before) + 2000
     monkeypatch.setattr(manifest_mod, "MAX_MANIFEST_BYTES", limit)
     write_tree(src, {"b.md": _headings(200)})  # the sections alone pass the limit
     capsys.readouterr()
-    assert build_mod.run_build(str(src), root, name="p") == 1
+    assert build() == 1
     err = capsys.readouterr().err
     assert err.startswith("error: the cache would have a manifest over ") and err.count("\n") == 1
     assert (root / "local-p" / "manifest.json").read_bytes() == before
     write_tree(src, {"b.md": _headings(9)})  # the sections fit, the whole manifest does not
     monkeypatch.setattr(manifest_mod, "MAX_MANIFEST_BYTES", len(before) + 1500)
-    assert build_mod.run_build(str(src), root, name="p") == 1
+    assert build() == 1
     assert (root / "local-p" / "manifest.json").read_bytes() == before
     left = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
     assert [p for p in left if not p.endswith(".lock")] == ["local-p/a.md",

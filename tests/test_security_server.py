@@ -116,7 +116,8 @@ def held_resolve(*args, **kwargs):
     eof_read.wait()
     return real_resolve(*args, **kwargs)
 tools.resolve = held_resolve
-sys.exit(mcp_server.main(sys.argv[1:]))
+from doc_index.cli import main
+sys.exit(main(["serve", *sys.argv[1:]]))
 """
 
 

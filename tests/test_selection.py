@@ -17,10 +17,11 @@ import pytest
 from conftest import build, write_tree
 from doc_index.indexer.analysis import WORD, query_concepts
 from doc_index.server import detmath
-from doc_index.server.errors import ContextError
 from doc_index.server.jsonout import dumps
 from doc_index.server.native_cache import NativeCache, load_native_cache
 from doc_index.server.native_selection import PARAMS, analyze_query, rank, select
+
+from doc_index.errors import ContextError
 
 DOCS = {
     "guide/install.md": (

@@ -23,8 +23,9 @@ from compat_support import (
     run_context,
 )
 from doc_index.server import tools
-from doc_index.server.errors import CANONICAL_MESSAGES, ContextError
 from mcp_support import GOLDENS
+
+from doc_index.errors import CANONICAL_MESSAGES, ContextError
 
 FIXTURE_CACHES = ["minimal", "realistic", "tie_break", "future_version"]
 QUERY_NAMES = sorted(path.stem for path in QUERIES.glob("*.json"))

@@ -10,19 +10,20 @@ from fractions import Fraction
 import pytest
 from compat_support import CACHES
 from doc_index.server import tools
-from doc_index.server.errors import ContextError
+from doc_index.server.jsonout import render_v0 as render
 from doc_index.server.v0_selection import (
     F32,
     WHITE_SPACE,
     V0Document,
     format_f32,
-    render,
     select_v0,
     split_white_space,
     to_f32,
 )
 from hypothesis import given
 from hypothesis import strategies as st
+
+from doc_index.errors import ContextError
 
 
 def ratio(matches: int, words: int) -> float:

@@ -1,0 +1,137 @@
+"""The library API: build, list, inspect, resolve and delete caches, install git hooks.
+
+Every door (the ``doc-index`` and ``context`` CLIs, the MCP server, the git hook, the
+demo) is a thin layer over these functions and the modules they call. Nothing here
+prints or exits: results are Python objects, failures are :class:`~doc_index.errors.
+DocIndexError` subclasses (a ``code`` and its exit code in one table). ``root`` defaults
+to ``$DOC_INDEX_ROOT``, else ``~/.doc-index``.
+
+Imports are made inside the functions: each door loads only what its command needs
+(tests/test_import_rules.py), and ``import doc_index`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .server.results import Answer, CacheEntry, CacheInfo
+    from .store.index_store import BuildReport, Progress
+
+def _root(root: Path | str | None) -> Path:
+    if root is not None:
+        return Path(root)
+    from .store.roots import default_root
+
+    return default_root()
+
+
+def _cache_dir(root: Path, name: str) -> Path:
+    """The checked directory of cache ``name``; MissingCache naming it (and the closest
+    names) or the root otherwise."""
+    from .errors import ContextError
+    from .missing_cache import missing_cache
+    from .server.cache_paths import resolve_cache_name
+
+    try:
+        return resolve_cache_name(root, name)
+    except ContextError as exc:
+        if exc.code != "cache_missing":
+            raise
+        raise missing_cache(root, name, exc) from None
+
+
+def build(
+    source: str | Path,
+    *,
+    root: Path | str | None = None,
+    name: str | None = None,
+    ref: str | None = None,
+    full: bool = False,
+    max_file_bytes: int | None = None,
+    progress: Progress | None = None,
+) -> BuildReport:
+    """Build or update the cache of ``source``: a local directory (a git work tree is
+    read as git sees it) or a git URL / bare repository (``ref``: the branch, tag or
+    commit). The cache is ``local-<name>`` or ``<owner>-<name>``; ``name`` defaults to the
+    directory's or repository's. Re-running it is the incremental rebuild; ``full``
+    re-parses every file. Files over ``max_file_bytes`` (default 10 MB, at most 1 GiB)
+    are skipped. ``progress(done, total)`` is called while files are parsed.
+
+    Raises UsageError (a bad name or limit, a cache too large), GitSourceError, or an
+    OSError; a failed build leaves the live cache as it was.
+    """
+    from .store.any_source import build_source
+    from .store.index_store import IndexStore
+    from .store.sources import DEFAULT_MAX_BYTES
+
+    return build_source(
+        IndexStore(_root(root)), str(source), name=name, ref=ref, full=full,
+        max_bytes=DEFAULT_MAX_BYTES if max_file_bytes is None else max_file_bytes,
+        progress=progress,
+    )
+
+
+def list_caches(root: Path | str | None = None) -> list[CacheEntry]:
+    """The caches under ``root``, in the order of their names' UTF-8 bytes; MissingCache
+    naming ``root`` when it is not a directory."""
+    from .missing_cache import check_root
+    from .server import tools
+
+    checked = _root(root)
+    check_root(checked)
+    return tools.cache_entries(checked)
+
+
+def inspect(name: str, *, root: Path | str | None = None) -> CacheInfo:
+    """Version, document count, size and validity of cache ``name``."""
+    from .server import tools
+
+    return tools.cache_info(_cache_dir(_root(root), name))
+
+
+def resolve(name: str, query: str, budget: int | str, *,
+            root: Path | str | None = None) -> Answer:
+    """The sections of cache ``name`` that answer ``query`` best within ``budget``
+    tokens, best first, with what was selected.
+
+    ``budget`` is an int in [0, 10 000 000], or that number as command-line text (an
+    optional ``-`` and ASCII digits); anything else is ContextError ``invalid_budget``.
+    A name that is no cache under ``root`` is ``cache_missing`` (MissingCache), checked
+    first.
+    """
+    from .server import tools
+    from .server.budget import parse_budget
+
+    cache_dir = _cache_dir(_root(root), name)
+    return tools.answer(cache_dir, query, parse_budget(budget) if isinstance(budget, str)
+                        else budget)
+
+
+def delete(name: str, *, root: Path | str | None = None) -> None:
+    """Delete cache ``name``; MissingCache (as ``inspect``) when there is no such cache."""
+    from .missing_cache import missing_cache
+    from .store.index_store import IndexStore
+
+    root = _root(root)
+    _cache_dir(root, name)
+    if not IndexStore(root).delete_index(name):  # deleted meanwhile by another process
+        from .errors import ContextError
+
+        raise missing_cache(root, name, ContextError("cache_missing", "deleted meanwhile"))
+
+
+def install_hooks(repo: Path | str = ".", *, root: Path | str | None = None) -> list[str]:
+    """Install the git hooks that rebuild ``repo``'s cache under ``root`` after a pull,
+    checkout or rebase; one line per hook saying what was done."""
+    from .store.git_hooks import install_hooks as install
+
+    return install(Path(repo), None if root is None else Path(root))
+
+
+def uninstall_hooks(repo: Path | str = ".") -> list[str]:
+    """Remove the hooks, putting back any hook that was there before; one line per hook."""
+    from .store.git_hooks import uninstall_hooks as uninstall
+
+    return uninstall(Path(repo))

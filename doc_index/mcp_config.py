@@ -1,0 +1,73 @@
+"""``doc-index mcp-config``: the MCP configuration block of this installation for a client.
+
+The command is the ``doc-index`` console script next to this interpreter (where pip puts
+it in a virtual environment or a system install), else this interpreter with ``-m
+doc_index.cli``; ``shutil.which`` is not asked, since the first ``doc-index`` on PATH may
+belong to another installation. Paths are absolute. Clients that reject dotted tool
+names (one such name hides the whole server) get ``--tool-names underscore``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from .errors import UsageError
+
+# client -> (format, tool names need underscores)
+_CLIENTS: dict[str, tuple[str, bool]] = {
+    "claude-code": ("mcpServers", False),
+    "claude-desktop": ("mcpServers", True),
+    "cursor": ("mcpServers", True),
+    "vscode": ("servers", False),
+    "codex": ("toml", True),
+}
+CLIENTS = tuple(_CLIENTS)
+SERVER_NAME = "doc-index"
+
+
+def server_command(root: Path, *, underscore: bool) -> tuple[str, list[str]]:
+    """The absolute command and its arguments that start ``doc-index serve`` on ``root``."""
+    script = Path(sys.executable).parent / ("doc-index.exe" if os.name == "nt" else "doc-index")
+    if script.is_file() and os.access(script, os.X_OK):
+        command, args = os.path.abspath(script), []
+    else:
+        command, args = os.path.abspath(sys.executable), ["-m", "doc_index.cli"]
+    args += ["serve", "--root", os.path.abspath(root)]
+    if underscore:
+        args += ["--tool-names", "underscore"]
+    for text in (command, *args):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a path with bytes that are not UTF-8 (surrogates)
+            raise UsageError(f"{ascii(text)} is not valid UTF-8: no client configuration "
+                             "can hold it; use a root whose path is UTF-8") from None
+    return command, args
+
+
+def config_text(client: str, root: Path) -> str:
+    """The configuration block for ``client`` (one of CLIENTS), ending with a newline."""
+    import json
+
+    if client not in _CLIENTS:
+        raise UsageError(f"unknown client {client!r}; one of: {', '.join(CLIENTS)}")
+    shape, underscore = _CLIENTS[client]
+    command, args = server_command(root, underscore=underscore)
+    if shape == "toml":
+        return (f"[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_string(command)}\n"
+                f"args = [{', '.join(map(_toml_string, args))}]\n")
+    server: dict[str, object] = {"type": "stdio"} if shape == "servers" else {}
+    server.update(command=command, args=args)
+    return json.dumps({shape: {SERVER_NAME: server}}, indent=2, ensure_ascii=False) + "\n"
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: quote, backslash and control characters escaped."""
+    out = []
+    for char in text:
+        if char in '"\\' or ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'

@@ -1,0 +1,62 @@
+"""The three tools' results as Python objects (what the library API returns).
+
+Field names are the specs' (``path`` of a listed cache is its name under the root), so
+:mod:`.jsonout` renders each as the JSON the ``context`` CLI prints. NamedTuples and
+TypedDicts, not dataclasses: a cold resolve never imports ``dataclasses``
+(tests/test_import_rules.py).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, TypedDict
+
+
+class CacheEntry(NamedTuple):
+    """One cache under a root: its name and whether ``manifest.json`` is a regular file."""
+
+    path: str
+    has_manifest: bool
+
+
+class CacheInfo(NamedTuple):
+    """What ``inspect`` says of a cache (the manifest's fields; ``valid`` false when the
+    manifest is missing or unreadable, or a file's size cannot be read)."""
+
+    cache_version: str
+    document_count: int
+    total_bytes: int
+    valid: bool
+
+
+class Why(TypedDict):
+    query_terms: list[str]
+    term_matches: int
+    total_words: int
+
+
+class Document(TypedDict):
+    """A selected section: ``score`` is a float (an ``F32`` for a Context Engine v0 cache,
+    printed the reference's way)."""
+
+    id: str
+    version: str
+    content: str
+    score: float
+    tokens: int
+    why: Why
+
+
+class Selection(TypedDict):
+    query: str
+    budget: int
+    tokens_used: int
+    documents_considered: int
+    documents_selected: int
+    documents_excluded_by_budget: int
+
+
+class Answer(NamedTuple):
+    """A SelectionResult: the selected sections, best first, and what was selected."""
+
+    documents: list[Document]
+    selection: Selection

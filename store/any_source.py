@@ -1,0 +1,64 @@
+"""A build from any source: the choice between a git source and a local directory.
+
+``build_source`` is what ``doc-index build SOURCE``, the library's ``build`` and the git
+hook run: a URL (any case of scheme), an scp-like ``user@host:path`` that is no local
+path, or a bare repository's directory is built by ``git_source``; any other directory
+(a plain folder or a git work tree, at any depth) by ``local_source``. It prints nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import DocIndexError, UsageError
+from ..printable import printable
+from .index_store import BuildReport, IndexStore, Progress
+from .manifest import MAX_RAW_FILE_BYTES
+from .sources import DEFAULT_MAX_BYTES
+
+_GIT_PREFIXES = ("http://", "https://", "ssh://", "git://", "file://", "git@")
+_SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # user@host:owner/name.git
+
+
+def looks_like_git(source: str) -> bool:
+    """A URL (any case of scheme), or a path to a bare repository (a directory with HEAD
+    and objects/)."""
+    if source.lower().startswith(_GIT_PREFIXES):
+        return True
+    path = Path(source)
+    if _SCP_LIKE.match(source) and not path.exists():
+        return True
+    return path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir()
+
+
+def check_max_bytes(value: int) -> int:
+    """The largest file a build indexes: 1 to MAX_RAW_FILE_BYTES (0 or less would skip
+    every file; more than a manifest may describe is refused); UsageError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"not an integer: {value!r}")
+    if not 1 <= value <= MAX_RAW_FILE_BYTES:
+        raise UsageError(f"{value} is out of range: use 1 to {MAX_RAW_FILE_BYTES} bytes")
+    return value
+
+
+def build_source(store: IndexStore, source: str, *, name: str | None = None,
+                 ref: str | None = None, full: bool = False,
+                 max_bytes: int = DEFAULT_MAX_BYTES,
+                 progress: Progress | None = None) -> BuildReport:
+    """Build or update the cache of ``source`` under ``store`` (``--ref``: git only)."""
+    check_max_bytes(max_bytes)
+    if looks_like_git(source):
+        from .git_source import build_from_git
+
+        return build_from_git(store, source, name=name, ref=ref, full=full,
+                              max_bytes=max_bytes, progress=progress)
+    directory = Path(source)
+    if not directory.is_dir():
+        from .git_source import redact
+
+        raise DocIndexError(f"not a directory or git repository: {printable(redact(source))}")
+    from .local_source import build_from_directory
+
+    return build_from_directory(store, directory, name=name, full=full, max_bytes=max_bytes,
+                                progress=progress)

@@ -1,0 +1,144 @@
+"""The library API (``import doc_index``) used as a library: objects back, typed errors
+raised, nothing printed; and the one budget rule and error table every door shares."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SAFETY_TIMEOUT, SAMPLE_REPOS, run_cli
+from doc_index.server import jsonout
+from doc_index.server.results import Answer, CacheEntry, CacheInfo
+
+import doc_index
+from doc_index.errors import EXIT_CODES, DocIndexError, UsageError
+
+KEY = "local-mdkit-docs"
+QUERY = "my request times out, how do I retry it?"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / "root"
+
+
+def test_build_list_inspect_resolve_delete_as_a_library(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root)
+    assert isinstance(report, doc_index.BuildReport)
+    assert report.key == KEY and report.written and report.sections > 0
+    again = doc_index.build(str(SAMPLE_REPOS / "mdkit-docs"), root=root)
+    assert not again.written and again.parsed == []
+
+    assert doc_index.list_caches(root) == [CacheEntry(KEY, True)]
+    info = doc_index.inspect(KEY, root=root)
+    assert isinstance(info, CacheInfo) and info.valid and info.document_count == report.sections
+
+    answer = doc_index.resolve(KEY, QUERY, 600, root=root)
+    assert isinstance(answer, Answer) and answer.documents
+    assert answer.selection["tokens_used"] <= 600
+    assert answer.documents[0]["id"] == "retries-and-timeouts-respecting-retry-after"
+    assert doc_index.resolve(KEY, QUERY, "600", root=root) == answer
+
+    assert doc_index.delete(KEY, root=root) is None
+    with pytest.raises(doc_index.MissingCache) as missing:
+        doc_index.delete(KEY, root=root)
+    assert missing.value.code == "cache_missing" and missing.value.exit_code == 4
+    assert doc_index.list_caches(root) == []
+    assert capsys.readouterr() == ("", "")  # the library never prints
+
+
+def test_the_objects_render_to_the_cli_bytes(root: Path) -> None:
+    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root)
+    for args, text in (
+        (["list"], jsonout.list_text(doc_index.list_caches(root))),
+        (["inspect", KEY], jsonout.info_text(doc_index.inspect(KEY, root=root))),
+        (["resolve", KEY, QUERY, "--budget", "600"],
+         jsonout.answer_text(doc_index.resolve(KEY, QUERY, 600, root=root))),
+    ):
+        done = run_cli(*args, "--root", str(root))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == text.encode("utf-8")
+
+
+def test_errors_are_typed_and_carry_their_exit_code(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root)
+    cases: list[tuple[object, str]] = []
+    for call in (
+        lambda: doc_index.resolve("no-such-cache", QUERY, 600, root=root),
+        lambda: doc_index.resolve(KEY, QUERY, " 600", root=root),
+        lambda: doc_index.resolve(KEY, QUERY, True, root=root),  # type: ignore[arg-type]
+        lambda: doc_index.inspect("../x", root=root),
+        lambda: doc_index.build(tmp_path / "missing", root=root),
+        lambda: doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name="a/b"),
+        lambda: doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, max_file_bytes=0),
+        lambda: doc_index.install_hooks(tmp_path, root=root),
+    ):
+        with pytest.raises(DocIndexError) as err:
+            call()
+        cases.append((type(err.value), err.value.code))
+    assert cases == [
+        (doc_index.MissingCache, "cache_missing"),  # a ContextError naming the cache
+        (doc_index.ContextError, "invalid_budget"),
+        (doc_index.ContextError, "invalid_budget"),
+        (doc_index.MissingCache, "cache_missing"),
+        (DocIndexError, "io_error"),
+        (cases[5][0], "usage"),
+        (UsageError, "usage"),
+        (doc_index.GitSourceError, "usage"),  # not a git work tree: the path is wrong
+    ]
+    assert issubclass(doc_index.MissingCache, doc_index.ContextError)
+    assert issubclass(cases[5][0], UsageError)  # InvalidCacheKey
+    assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("budget", ["1_000", "+500", " 500", "500 ", "٥٠٠", "5e2", "0x10",
+                                    "10000001", "-1", "9" * 19])
+def test_every_door_refuses_the_same_budget_strings(root: Path, budget: str) -> None:
+    """``doc-index resolve`` used int(): it took ``1_000``, ``+500`` and `` 500``; now it
+    takes what ``context resolve`` takes (an optional ``-`` and 1-18 ASCII digits, in range)."""
+    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root)
+    doc = run_cli("resolve", KEY, QUERY, "--budget", budget, "--root", str(root))
+    context = subprocess.run(
+        [sys.executable, "-m", "doc_index.server.context_cli", "resolve", "--cache",
+         str(root / KEY), "--query", QUERY, "--budget", budget],
+        capture_output=True, timeout=SAFETY_TIMEOUT)
+    for done in (doc, context):
+        assert (done.returncode, done.stdout, done.stderr) == (
+            EXIT_CODES["invalid_budget"], b"", b"error: Budget is invalid\n")
+
+
+def test_importing_the_package_loads_nothing_else() -> None:
+    code = ("import sys, doc_index; print(sorted(m for m in sys.modules "
+            "if m.startswith('doc_index')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=SAFETY_TIMEOUT, check=True)
+    assert json.loads(done.stdout.replace("'", '"')) == ["doc_index"]
+    assert set(doc_index.__all__) >= {"build", "list_caches", "inspect", "resolve", "delete",
+                                      "install_hooks", "uninstall_hooks"}
+
+
+def test_the_store_never_imports_a_door() -> None:
+    """``store`` is library: it imports neither the CLI nor its build output."""
+    import ast
+
+    doors = {"cli", "build", "demo"}
+    found = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "store").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 2 and (
+                    node.module in doors or node.module is None
+                    and {alias.name for alias in node.names} & doors):
+                found.append(f"{path.name}:{node.lineno}")
+            elif isinstance(node, ast.ImportFrom | ast.Import):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [
+                    alias.name for alias in node.names]
+                found += [f"{path.name}:{node.lineno}" for name in names
+                          if name in {f"doc_index.{door}" for door in doors}]
+    assert found == []

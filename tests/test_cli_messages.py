@@ -1,0 +1,177 @@
+"""``doc-index`` errors say what to do, ``--root`` goes anywhere, ``mcp-config`` (issue 13).
+
+Every message is checked as the exact bytes a real process prints; the ``context`` CLI
+and MCP keep the spec's canonical texts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SAFETY_TIMEOUT, run_cli, write_tree
+from mcp_support import RawServer, context_cli, initialize, result_text, tool_call
+
+DOC = {"a.md": "# Install\n\nzebra crossing\n"}
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Path:
+    """A root holding caches ``local-docs``, ``flask`` and ``pallets-flask``."""
+    root = tmp_path / "root"
+    src = write_tree(tmp_path / "docs", DOC)
+    for name in (None, "flask", "pallets-flask"):
+        args = ["--name", name] if name else []
+        done = run_cli("build", str(src), "--root", str(root), *args)
+        assert done.returncode == 0, done.stderr
+    # --name gives local-<name>: rename two of them to the names the example uses
+    os.rename(root / "local-flask", root / "flask")
+    os.rename(root / "local-pallets-flask", root / "pallets-flask")
+    return root
+
+
+def _result(done: subprocess.CompletedProcess[bytes]) -> tuple[int, bytes, bytes]:
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_root_before_and_after_the_subcommand(built: Path, tmp_path: Path) -> None:
+    after = _result(run_cli("list", "--root", str(built)))
+    assert after[0] == 0 and b'"local-docs"' in after[1]
+    assert _result(run_cli("--root", str(built), "list")) == after
+    # in both places the one after the subcommand wins
+    assert _result(run_cli("--root", str(tmp_path / "none"), "list", "--root", str(built))) \
+        == after
+    elsewhere = run_cli("--root", str(built), "list", "--root", str(tmp_path / "none"))
+    assert elsewhere.returncode == 4 and b"none does not exist" in elsewhere.stderr
+
+
+@pytest.mark.parametrize("command", ["resolve", "inspect", "delete"])
+def test_missing_cache_names_it_and_suggests(built: Path, command: str) -> None:
+    extra = ["zebra"] if command == "resolve" else []
+    done = run_cli(command, "flsk", *extra, "--root", str(built))
+    assert _result(done) == (4, b"", (
+        f"error: no cache named 'flsk' under {built}; did you mean: flask, pallets-flask? "
+        "(doc-index list shows them)\n").encode())
+    far = run_cli(command, "zzzzzz", *extra, "--root", str(built))
+    assert _result(far) == (4, b"", (
+        f"error: no cache named 'zzzzzz' under {built} (doc-index list shows the caches "
+        "there)\n").encode())
+
+
+def test_delete_of_a_missing_cache_is_one_error_line(built: Path) -> None:
+    done = run_cli("delete", "nope", "--root", str(built))
+    assert _result(done) == (4, b"", (
+        f"error: no cache named 'nope' under {built} (doc-index list shows the caches "
+        "there)\n").encode())
+    ok = run_cli("delete", "flask", "--root", str(built))
+    assert _result(ok) == (0, b"", b"deleted: flask\n")
+
+
+def test_empty_root_says_to_build(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    done = run_cli("inspect", "x", "--root", str(root))
+    assert _result(done) == (4, b"", (
+        f"error: no cache named 'x' under {root}; it holds no cache yet (doc-index build "
+        f"SOURCE --root {root} makes one)\n").encode())
+
+
+def test_list_on_a_missing_root(tmp_path: Path) -> None:
+    root = tmp_path / "nowhere"
+    for argv in (["list", "--root", str(root)], ["resolve", "x", "q", "--root", str(root)]):
+        assert _result(run_cli(*argv)) == (4, b"", (
+            f"error: cache root {root} does not exist; build a cache first (doc-index build "
+            f"SOURCE --root {root}) or pass --root DIR\n").encode())
+    assert not root.exists()
+    # the spec's CLI keeps its canonical message
+    spec = context_cli("list-caches", "--root", str(root))
+    assert _result(spec) == (4, b"", b"error: Cache does not exist\n")
+
+
+def test_context_cli_and_mcp_keep_the_canonical_message(built: Path) -> None:
+    spec = context_cli("inspect", "--cache", str(built / "flsk"))
+    assert _result(spec) == (4, b"", b"error: Cache does not exist\n")
+    argv = [sys.executable, "-m", "doc_index.cli", "serve", "--root", str(built)]
+    with RawServer(argv) as server:
+        server.request(initialize())
+        answer = server.request(tool_call(1, "context.inspect_cache", {"cache": "flsk"}))
+        server.close()
+    assert result_text(answer) == \
+        '{"error":{"code":"cache_missing","message":"Cache does not exist"}}\n'
+
+
+def test_hook_install_outside_a_repository_is_a_usage_error(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    done = run_cli("hook", "install", str(plain), "--root", str(tmp_path / "root"))
+    assert _result(done) == (1, b"", (
+        f"error: not a git repository: {plain}; give the path of a git work tree\n").encode())
+
+
+# --- mcp-config ---------------------------------------------------------------------------
+
+def _parse(client: str, text: str) -> tuple[str, list[str]]:
+    if client == "codex":
+        tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+        server = tomllib.loads(text)["mcp_servers"]["doc-index"]
+    else:
+        data = json.loads(text)
+        key = "servers" if client == "vscode" else "mcpServers"
+        assert list(data) == [key] and list(data[key]) == ["doc-index"]
+        server = data[key]["doc-index"]
+        if client == "vscode":
+            assert server["type"] == "stdio"
+    return server["command"], server["args"]
+
+
+@pytest.mark.parametrize("client", ["claude-code", "claude-desktop", "cursor", "vscode",
+                                    "codex"])
+def test_mcp_config_block_starts_the_server(built: Path, client: str) -> None:
+    done = run_cli("mcp-config", "--client", client, "--root", str(built))
+    assert done.returncode == 0 and done.stderr == b""
+    command, args = _parse(client, done.stdout.decode("utf-8"))
+    underscore = client in ("claude-desktop", "cursor", "codex")
+    # this installation's console script (the venv's, next to the test interpreter)
+    assert command == os.path.join(os.path.dirname(sys.executable), "doc-index")
+    assert os.path.isabs(command) and os.access(command, os.X_OK)
+    assert args == ["serve", "--root", str(built)] + \
+        (["--tool-names", "underscore"] if underscore else [])
+    with RawServer([command, *args], cwd=Path("/")) as server:
+        hello = server.request(initialize())
+        assert hello["result"]["serverInfo"]["name"]
+        name = "context_list_caches" if underscore else "context.list_caches"
+        listed = server.request(tool_call(1, name, {}))
+        server.close()
+    assert json.loads(result_text(listed))["caches"][0]["path"] == "flask"
+
+
+def test_mcp_config_codex_exact_bytes(tmp_path: Path) -> None:
+    root = tmp_path / 'r "q"'
+    done = run_cli("mcp-config", "--client", "codex", "--root", str(root))
+    script = os.path.join(os.path.dirname(sys.executable), "doc-index")
+    quoted = str(root).replace('"', "\\u0022")
+    assert _result(done) == (0, (
+        "[mcp_servers.doc-index]\n"
+        f'command = "{script}"\n'
+        f'args = ["serve", "--root", "{quoted}", "--tool-names", "underscore"]\n'
+    ).encode(), b"")
+
+
+def test_mcp_config_root_before_the_subcommand_and_relative(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "doc_index.cli", "--root", "rel",
+                           "mcp-config", "--client", "vscode"], capture_output=True,
+                          cwd=tmp_path, timeout=SAFETY_TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert _parse("vscode", done.stdout.decode())[1] == ["serve", "--root",
+                                                         str(tmp_path / "rel")]
+
+
+def test_mcp_config_needs_a_known_client() -> None:
+    done = run_cli("mcp-config", "--client", "emacs")
+    assert done.returncode == 1 and done.stdout == b""
+    assert done.stderr.startswith(b"error: argument --client: invalid choice: 'emacs'")
+    assert done.stderr.count(b"\n") == 1

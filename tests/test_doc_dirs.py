@@ -1,0 +1,64 @@
+"""Which directories hold documentation: git decides in a work tree, the skip list outside.
+
+SQLAlchemy keeps its documentation in ``doc/build/``: in a git work tree a tracked
+directory is indexed whatever it is called; outside git the built-in skip list stays, and
+the summary names each skipped directory with the number of doc files it held.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from conftest import run_cli, write_tree
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def _indexed(root: Path, key: str) -> list[str]:
+    return json.loads((root / key / "manifest.json").read_bytes())["doc_files"]
+
+
+def test_a_tracked_build_directory_is_indexed_in_a_work_tree(env: Path) -> None:
+    repo = write_tree(env / "proj", {
+        "doc/build/index.rst": "Title\n=====\n\nThe docs.\n",
+        "doc/build/orm/session.rst": "Session\n=======\n\nBasics.\n",
+        "node_modules/pkg/README.md": "# ignored\n",
+        "dist/notes.md": "# tracked dist\n",
+        ".gitignore": "node_modules/\n",
+    })
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "docs")
+    root = env / "root"
+    done = run_cli("build", str(repo / "doc"), "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    assert _indexed(root, "local-doc") == ["build/index.rst", "build/orm/session.rst"]
+    done = run_cli("build", str(repo), "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    assert _indexed(root, "local-proj") == ["dist/notes.md", "doc/build/index.rst",
+                                           "doc/build/orm/session.rst"]
+    assert b"node_modules" not in done.stderr  # ignored by git: never walked, never listed
+
+
+def test_outside_git_skipped_directories_are_named_with_their_doc_files(
+        env: Path, tmp_path: Path) -> None:
+    src = write_tree(tmp_path / "plain", {
+        "index.md": "# Home\n",
+        "build/a.md": "# a\n",
+        "build/deep/b.rst": "B\n=\n",
+        "node_modules/x/README.md": "# x\n",
+        "site/empty.txt": "not a doc\n",
+    })
+    root = env / "root"
+    done = run_cli("build", str(src), "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    assert _indexed(root, "local-plain") == ["index.md"]
+    lines = done.stderr.decode().splitlines()
+    assert "  skipped build: directory skipped by name outside git (held 2 doc files)" in lines
+    assert ("  skipped node_modules: directory skipped by name outside git (held 1 doc file)"
+            in lines)
+    assert not any("site" in line for line in lines)  # it held no doc file
