@@ -9,8 +9,8 @@ Usage::
 ``IndexStore`` (a full build into a temporary root, or into ``--work``), then every question
 is answered three ways over the same sections:
 
-- ``doc-index``: the real resolve path, ``selection.select`` in-process (the ranking for
-  MRR/hit@5 is ``selection.rank``, which ``select`` fills the budget from); a few questions
+- ``doc-index``: the real resolve path, ``native_selection.select`` in-process (the ranking for
+  MRR/hit@5 is ``native_selection.rank``, which ``select`` fills the budget from); a few questions
   are also run through ``python -m doc_index.server.context_cli resolve`` as a subprocess
   to check that the CLI returns the same documents (skipped while that module is missing);
 - ``bm25s``: plain BM25 (``bm25s`` defaults, English stopwords, Snowball stemmer) over
@@ -153,12 +153,12 @@ class Corpus:
 
     # doc-index ----------------------------------------------------------------------
     def ours_rank(self, query: str) -> list[int]:
-        from doc_index.server.selection import rank
+        from doc_index.server.native_selection import rank
 
         return [entry[2] for entry in rank(self.cache, query)]
 
     def ours_budget(self, query: str) -> list[int]:
-        from doc_index.server.selection import select
+        from doc_index.server.native_selection import select
 
         index = {sid: d for d, sid in enumerate(self.ids)}
         result = select(self.cache, query, BUDGET)

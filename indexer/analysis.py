@@ -85,7 +85,7 @@ IRREGULAR = {
 }
 
 # Generic software abbreviations and near-synonyms, both ways: a query word also looks
-# for the other spelling of the same idea (with a lower weight, see selection.Params).
+# for the other spelling of the same idea (with a lower weight, see native_selection.Params).
 _ALIKE = [
     ("application", "app"), ("configuration", "config"), ("environment", "env"),
     ("database", "db"), ("authentication", "auth"), ("documentation", "docs"),
@@ -151,11 +151,6 @@ def word_terms(word: str) -> tuple[str, ...]:
     if len(_term_cache) < 500_000:
         _term_cache[word] = result
     return result
-
-
-def words(text: str) -> list[str]:
-    """The words of a text, as ``why.total_words`` counts them."""
-    return WORD.findall(text)
 
 
 def term_counts(text: str) -> dict[str, int]:
@@ -229,15 +224,6 @@ def query_concepts(query: str) -> list[Concept]:
         alts = [a for a in dict.fromkeys(alts) if a != main]
         concepts.append(Concept(main, parts, tuple(alts)))
     return concepts
-
-
-def query_terms(query: str) -> list[str]:
-    """A query's terms in query order, duplicates removed (stopwords dropped)."""
-    seen: dict[str, None] = {}
-    for concept in query_concepts(query):
-        for term in concept.terms:
-            seen.setdefault(term, None)
-    return list(seen)
 
 
 def all_stopword_terms(query: str) -> list[str]:

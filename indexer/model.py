@@ -44,7 +44,10 @@ class ParsedSection(NamedTuple):
     keywords: list[str]
     dedup_hash: str
     parent_index: int | None
-    terms: dict[str, int] = {}  # noqa: RUF012 (never mutated) term -> pack_tf(title, path, body)
+    # term -> its frequencies in the title, path and body fields in one int,
+    # title << 24 | path << 16 | body, capped at 255, 255 and 65535 (packed in
+    # indexer.document, read in server.native_selection)
+    terms: dict[str, int] = {}  # noqa: RUF012 (never mutated)
     total_words: int = 0
     lens: tuple[int, int, int] = (0, 0, 0)  # terms in the title, path and body fields
 
@@ -57,12 +60,3 @@ class ParsedFile(NamedTuple):
     sections: list[ParsedSection]
     raw_digest: str = ""  # sha256 hex of ``raw`` (set by the store's workers)
     note: str = ""  # for the build summary: what the indexer did to the file (a cap)
-
-
-def pack_tf(title: int, path: int, body: int) -> int:
-    """Term frequencies in a section's three fields, packed in one int (capped)."""
-    return (min(title, 255) << 24) | (min(path, 255) << 16) | min(body, 65535)
-
-
-def unpack_tf(packed: int) -> tuple[int, int, int]:
-    return packed >> 24, (packed >> 16) & 0xFF, packed & 0xFFFF

@@ -33,7 +33,7 @@ from ..errors import (
 )
 from . import tools
 from .budget import parse_budget
-from .v0_cache import build_v0_cache
+from .v0_build import build_v0_cache
 
 
 class _Parser(argparse.ArgumentParser):

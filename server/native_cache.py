@@ -98,11 +98,7 @@ def _identity(path: Path) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, man.st_ino, man.st_size, man.st_mtime_ns)
 
 
-def is_native_manifest(manifest: Any) -> bool:
-    return isinstance(manifest, dict) and "index_version" in manifest
-
-
-def load_native_cache(cache_dir: Path, manifest_bytes: bytes | None = None) -> NativeCache:
+def load_native_cache(cache_dir: Path) -> NativeCache:
     """Load and check a native cache; ContextError cache_missing / cache_invalid."""
     try:
         dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY)

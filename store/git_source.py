@@ -492,19 +492,17 @@ def build_from_git(
     remote = parse_remote(source)
     cache_name = check_name(name) if name is not None else remote.name
     key = f"{remote.owner}-{cache_name}"
-    warm = warm_worker(store, key, full)  # imports the parsers while git fetches
-    try:
-        with open_clone(remote, ref) as (clone, commit):
-            blobs = BlobReader(clone)
-            try:
-                scan = scan_commit(clone, commit, blobs, max_bytes)
-                return store.update_index(key, remote.owner, cache_name, scan, full=full,
-                                          progress=progress, warm=warm)
-            finally:
-                blobs.close()
-    finally:
-        if warm is not None:
-            warm.close()
+    with (
+        warm_worker(store, key, full) as warm,  # imports the parsers while git fetches
+        open_clone(remote, ref) as (clone, commit),
+    ):
+        blobs = BlobReader(clone)
+        try:
+            scan = scan_commit(clone, commit, blobs, max_bytes)
+            return store.update_index(key, remote.owner, cache_name, scan, full=full,
+                                      progress=progress, warm=warm)
+        finally:
+            blobs.close()
 
 
 __all__ = [

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import UsageError
 from ..indexer.ids import IdAssigner, heading_slug, section_path
-from ..indexer.model import ParsedFile, unpack_tf
+from ..indexer.model import ParsedFile
 from ..indexer.versions import (
     ANALYZER_VERSION,
     MAX_SECTIONS_PER_FILE,
@@ -45,6 +45,7 @@ from .lock import CacheLock
 from .manifest import (
     MANIFEST_NAME,
     SEARCH_INDEX_NAME,
+    SECTIONS_MARK,
     CacheVersion,
     ManifestSections,
     SectionSpool,
@@ -93,29 +94,75 @@ def check_key(key: str) -> str:
     return key
 
 
+class BuildPlan(NamedTuple):
+    """What a build does, decided from the scan and the live manifest's header before
+    anything is written (``plan_build``): parse ``jobs`` (the added and changed files, in
+    path order), carry ``unchanged`` files from the live generation, drop ``removed`` ones.
+    ``old_head`` is the header's text in the live manifest (the write checks that it still
+    reads the same), None for a full build."""
+
+    added: list[str]
+    changed: list[str]
+    removed: list[str]
+    unchanged: list[str]
+    skipped: list[tuple[str, str]]  # files the scan left out, with the reason
+    jobs: list[Job]
+    old_header: dict[str, Any] | None
+    old_head: bytes | None
+    keep_live: bool  # nothing to parse or drop, same commit and name: keep the live cache
+
+    @property
+    def full(self) -> bool:
+        return self.old_header is None
+
+
 class BuildReport:
-    """What a build did, for the one-screen summary. (Plain classes here, not dataclasses:
+    """What a build did, for the one-screen summary; filled in as the build goes and never
+    read back by it (the ``BuildPlan`` decides). (Plain classes here, not dataclasses:
     tests/test_import_rules.py.)"""
 
-    def __init__(self, key: str, cache_dir: Path,
-                 skipped: list[tuple[str, str]] | None = None) -> None:
+    def __init__(self, key: str, cache_dir: Path, plan: BuildPlan) -> None:
         self.key = key
         self.cache_dir = cache_dir
-        self.added: list[str] = []
-        self.changed: list[str] = []
-        self.removed: list[str] = []
-        self.unchanged: list[str] = []
-        self.skipped: list[tuple[str, str]] = skipped if skipped is not None else []
+        self.added = list(plan.added)
+        self.changed = list(plan.changed)
+        self.removed = list(plan.removed)
+        self.unchanged = list(plan.unchanged)
+        self.skipped = list(plan.skipped)
         self.parsed: list[str] = []
         self.notes: list[tuple[str, str]] = []  # (file, what the indexer did to it)
         self.sections = 0
         self.tokens = 0
         self.seconds = 0.0
         self.written = False
-        self.full = False
+        self.full = plan.full
 
     def __repr__(self) -> str:
         return f"BuildReport({vars(self)!r})"
+
+
+def plan_build(scan: Scan, skipped: list[tuple[str, str]], owner: str, name: str,
+               old: tuple[bytes, dict[str, Any]] | None) -> BuildPlan:
+    """The plan for building ``scan`` over the live manifest ``old`` (its header text and
+    fields, from ``IndexStore._read_old_head``; None: a full build)."""
+    old_hashes: dict[str, str] = old[1]["file_hashes"] if old else {}
+    current = {f.path for f in scan.files}
+    added: list[str] = []
+    changed: list[str] = []
+    unchanged: list[str] = []
+    jobs: list[Job] = []
+    for f in scan.files:
+        before = old_hashes.get(f.path)
+        if before == f.digest:
+            unchanged.append(f.path)
+            continue
+        (added if before is None else changed).append(f.path)
+        jobs.append((f.path, f.read, f.size))
+    removed = sorted(p for p in old_hashes if p not in current)
+    keep_live = old is not None and not jobs and not removed and (
+        old[1]["commit_hash"], old[1]["owner"], old[1]["name"]) == (scan.commit_hash, owner, name)
+    return BuildPlan(added, changed, removed, unchanged, skipped, jobs,
+                     old[1] if old else None, old[0] if old else None, keep_live)
 
 
 class _Old:
@@ -155,24 +202,23 @@ class Carry(NamedTuple):
     index: SearchIndex
 
 
-def warm_worker(store: IndexStore, key: str, full: bool) -> WarmWorker | None:
-    """A parse worker forked now, when the build of ``key`` will likely be incremental
-    (the cache exists): it imports the parsers while the build reads the source."""
-    if full:
-        return None
-    try:
-        if not (store.cache_dir(key) / MANIFEST_NAME).is_file():
-            return None
-    except (InvalidCacheKey, OSError):
-        return None
+def warm_worker(store: IndexStore, key: str, full: bool) -> WarmWorker:
+    """The parse worker of a build of ``key``, forked now when the build will likely be
+    incremental (the cache exists): it imports the parsers while the build reads the
+    source. Its one owner is the caller's ``with`` block, which stops it unless
+    ``update_index`` handed it work; otherwise it is idle and does nothing."""
     from .parallel import WarmWorker
 
-    return WarmWorker()
+    try:
+        likely = not full and (store.cache_dir(key) / MANIFEST_NAME).is_file()
+    except (InvalidCacheKey, OSError):
+        likely = False
+    return WarmWorker(fork=likely)
 
 
 class _Untrusted(Exception):
-    """The live generation is not what its search index says (a damaged raw file): the
-    incremental build stops and a full build runs instead."""
+    """The live generation is not what the plan or its search index says (a damaged raw
+    file, say): the incremental build stops and a full build runs instead."""
 
 
 class IndexStore:
@@ -220,36 +266,56 @@ class IndexStore:
             area.clean()
         return True
 
-    def _read_old(self, key: str) -> tuple[bytes, dict[str, Any]] | None:
-        """The live manifest's bytes and header fields, if it has usable ones."""
+    def _read_old_head(self, key: str) -> tuple[bytes, dict[str, Any]] | None:
+        """The live manifest's header, as text and as fields, if it has a usable one. Only
+        the header is read (in small reads: a whole manifest read here and freed made the
+        allocator keep the memory of the write that follows, 8 MiB on 20,000 files)."""
+        mark = SECTIONS_MARK.encode()
+        head = bytearray()
+        found = -1
         try:
-            data = (self.cache_dir(key) / MANIFEST_NAME).read_bytes()
+            with open(self.cache_dir(key) / MANIFEST_NAME, "rb") as fh:
+                while found == -1:
+                    chunk = fh.read(64 * 1024)
+                    if not chunk:
+                        return None
+                    start = max(0, len(head) - len(mark))
+                    head += chunk
+                    found = head.find(mark, start)
         except OSError:
             return None
-        header = manifest_head(data)
+        del head[found + len(mark):]
+        header = manifest_head(bytes(head))
         if header is None or check_header(header) is not None:
             return None
-        return data, header
+        return bytes(head[:found]), header
 
-    def _load_old(self, key: str, data: bytes, header: dict[str, Any]) -> _Old | None:
-        """The live generation if an incremental build can trust it, else None (a full
-        build follows): its search index is intact and records this manifest (``data``,
-        ``header``) by digest, for this build configuration. The sections are located
-        later, when files are carried (``_Old.carry``); raw files are checked when they
-        are copied (``_copy_checked``)."""
+    def _load_old(self, key: str, plan: BuildPlan) -> _Old:
+        """The live generation the plan was made from, if an incremental build can trust
+        it: its manifest still has the plan's header, its search index is intact and
+        records this manifest by digest, for this build configuration; _Untrusted
+        otherwise. The sections are located later, when files are carried
+        (``_Old.carry``); raw files are checked when they are copied (``_copy_checked``).
+        (The plan keeps only the header: the whole manifest is held from here on, and only
+        as long as carrying needs it.)"""
+        header = plan.old_header
+        assert header is not None and plan.old_head is not None
         try:
+            data = (self.cache_dir(key) / MANIFEST_NAME).read_bytes()
             sidecar = (self.cache_dir(key) / SEARCH_INDEX_NAME).read_bytes()
             head = SearchIndex.head(sidecar)
             files_region = SearchIndex.files_of(sidecar, head)
         except (OSError, ValueError, KeyError, TypeError):
-            return None
+            raise _Untrusted("search index") from None
         if (
-            head.get("manifest") != manifest_digest(data)
+            not data.startswith(plan.old_head)
+            or not data.startswith(SECTIONS_MARK.encode(), len(plan.old_head))
+            or head.get("manifest") != manifest_digest(data)
             or head.get("build_config") != BUILD_CONFIG
             or header["index_version"] != CURRENT_INDEX_VERSION
             or head.get("cache_version") != header["cache_version"]
         ):
-            return None
+            raise _Untrusted("search index")
         files = doc_file_set(header["doc_files"])
         count = header["document_count"]
         if (
@@ -258,7 +324,7 @@ class IndexStore:
             or len(files) != len(header["doc_files"])
             or not isinstance(files_region, list) or len(files_region) != len(files)
         ):
-            return None
+            raise _Untrusted("search index")
         raw_digests: dict[str, str] = {}
         ranges: dict[str, tuple[int, int]] = {}
         first = 0
@@ -268,9 +334,9 @@ class IndexStore:
                 ranges[path] = (first, first + sections)
                 first += sections
         except (TypeError, ValueError):
-            return None
+            raise _Untrusted("search index") from None
         if first != count:
-            return None
+            raise _Untrusted("search index")
         return _Old(header, data, sidecar, head, raw_digests, ranges, count, head["tokens"])
 
     def update_index(
@@ -278,80 +344,64 @@ class IndexStore:
         progress: Progress | None = None, warm: WarmWorker | None = None,
     ) -> BuildReport:
         """Build or incrementally update the cache ``key`` from ``scan``. ``warm``: a parse
-        worker forked when the build started (used for a few changed files, else closed)."""
+        worker forked when the build started, used for a few changed files (its owner
+        stops it otherwise)."""
         started = time.perf_counter()
-        report = BuildReport(key=key, cache_dir=self.cache_dir(key), skipped=list(scan.skipped))
-        scan = _without_reserved(scan, report)
+        scan, reserved = _without_reserved(scan)
+        skipped = sorted([*scan.skipped, *reserved])
         self.root.mkdir(parents=True, exist_ok=True)
-        from .parallel import parse_files
-
         with self.lock(key):
             commit_mod.clean_staging(self.root, key)
-            seen = None if full else self._read_old(key)
-            old_hashes: dict[str, str] = seen[1]["file_hashes"] if seen else {}
-            current = {f.path for f in scan.files}
-            report.removed = sorted(p for p in old_hashes if p not in current)
-            jobs: list[Job] = []
-            for f in scan.files:
-                before = old_hashes.get(f.path)
-                if before == f.digest:
-                    report.unchanged.append(f.path)
-                    continue
-                (report.added if before is None else report.changed).append(f.path)
-                jobs.append((f.path, f.read, f.size))
-            staging = commit_mod.new_staging_dir(self.root, key)
-            # The changed files start parsing now, while the old generation is checked
-            # and its unchanged files are carried over.
-            parsed = parse_files(jobs, staging, background=bool(seen and report.unchanged),
-                                 warm=warm)
-            if warm is not None:
-                warm.close()  # unless parse_files took it
             try:
-                old = self._load_old(key, *seen) if seen else None
-                untrusted = seen is not None and old is None
-                seen = None  # the manifest's bytes live on in ``old`` only as long as needed
-                if untrusted:  # rebuild everything
-                    parsed.close()
-                    _restart(report, scan)
-                    parsed = parse_files(_all_jobs(scan), staging)
-                report.full = old is None
-                if (
-                    old is not None and not jobs and not report.removed
-                    and old.header["commit_hash"] == scan.commit_hash
-                    and old.header["owner"] == owner and old.header["name"] == name
-                    and _raw_files_intact(self.cache_dir(key), old)
-                ):
-                    report.sections = old.count
-                    report.tokens = old.tokens
-                    report.seconds = time.perf_counter() - started
-                    return report
+                plan = plan_build(scan, skipped, owner, name,
+                                  None if full else self._read_old_head(key))
                 try:
-                    header = self._write_generation(key, owner, name, scan, old, parsed,
-                                                    staging, report, progress)
-                except _Untrusted:  # the old generation is damaged (a raw file, say)
-                    shutil.rmtree(staging, ignore_errors=True)
-                    staging = commit_mod.new_staging_dir(self.root, key)
-                    old = None
-                    report.full = True
-                    _restart(report, scan)
-                    parsed = parse_files(_all_jobs(scan), staging)
-                    header = self._write_generation(key, owner, name, scan, None, parsed,
-                                                    staging, report, progress)
-                # Only files that are still not indexable changed: keep the live generation.
-                if old is None or not _same_generation(old.header, header):
-                    commit_mod.commit(staging, self.cache_dir(key))
-                    report.written = True
-            except BaseException:
-                shutil.rmtree(staging, ignore_errors=True)
-                raise
+                    report = self._write(key, owner, name, scan, plan, progress, warm)
+                except _Untrusted:  # the live generation is damaged: build it all again
+                    plan = plan_build(scan, skipped, owner, name, None)
+                    report = self._write(key, owner, name, scan, plan, progress, None)
             finally:
-                parsed.close()
                 commit_mod.clean_staging(self.root, key)
         report.seconds = time.perf_counter() - started
         return report
 
+    def _write(
+        self, key: str, owner: str, name: str, scan: Scan, plan: BuildPlan,
+        progress: Progress | None, warm: WarmWorker | None,
+    ) -> BuildReport:
+        """Execute ``plan`` into a new staging directory and swap it in (unless the live
+        generation already is the result); _Untrusted when the live generation the plan
+        carries from turns out damaged (the staging directory is removed)."""
+        from .parallel import parse_files
+
+        report = BuildReport(key, self.cache_dir(key), plan)
+        staging = commit_mod.new_staging_dir(self.root, key)
+        # The changed files start parsing now, while the old generation is checked and its
+        # unchanged files are carried over.
+        parsed = parse_files(plan.jobs, staging, warm=warm,
+                             background=not plan.full and bool(plan.unchanged))
+        try:
+            old = None if plan.full else self._load_old(key, plan)
+            if old is not None and plan.keep_live:
+                _check_raw_files(self.cache_dir(key), old)
+                report.sections = old.count
+                report.tokens = old.tokens
+                return report
+            header = self._write_generation(key, owner, name, scan, plan, old, parsed,
+                                            staging, report, progress)
+            # Only files that are still not indexable changed: keep the live generation.
+            if old is None or not _same_generation(old.header, header):
+                commit_mod.commit(staging, self.cache_dir(key))
+                report.written = True
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        finally:
+            parsed.close()
+        return report
+
     def _write_generation(
-        self, key: str, owner: str, name: str, scan: Scan, old: _Old | None,
+        self, key: str, owner: str, name: str, scan: Scan, plan: BuildPlan, old: _Old | None,
         parsed_iter: Parsed, staging: Path, report: BuildReport, progress: Progress | None,
     ) -> dict[str, Any]:
         """Write the new generation into ``staging``; its manifest header. ``parsed_iter``
@@ -365,16 +415,17 @@ class IndexStore:
         doc_files: list[str] = []
         doc_map = array("i", [-1]) * (old.count if old else 0)
         total = len(scan.files)
-        unchanged = set(report.unchanged)
+        unchanged = set(plan.unchanged)
+        tokens = 0
         carry: Carry | None = None
         try:
             if old is not None:  # first what does not wait for the parser
-                _copy_checked(live, staging, [(p, old.raw_digests[p]) for p in report.unchanged])
+                _copy_checked(live, staging, [(p, old.raw_digests[p]) for p in plan.unchanged])
                 carry = old.carry()
             for done, source in enumerate(scan.files, 1):
                 if carry is not None and source.path in unchanged:
-                    self._carry_file(old, carry, source.path, ids, writer, doc_map, version,
-                                     spool, report)
+                    tokens += self._carry_file(old, carry, source.path, ids, writer, doc_map,
+                                               version, spool)
                 else:
                     path, result = next(parsed_iter)
                     assert path == source.path
@@ -388,7 +439,7 @@ class IndexStore:
                     writer.add_file(result.raw_digest, len(result.sections))
                     for entry in _fresh_file(result, ids, writer):
                         version.add(entry["id"], entry["version"])
-                        report.tokens += entry["tokens"]
+                        tokens += entry["tokens"]
                         spool.add(entry)
                 doc_files.append(source.path)
                 if progress is not None:
@@ -398,6 +449,7 @@ class IndexStore:
             spool.discard()
             raise
         report.sections = spool.count
+        report.tokens = tokens
         report.skipped.sort()
         cache_version = version.value()
         header = manifest_header(
@@ -412,21 +464,21 @@ class IndexStore:
             old_index = carry.index
             del carry  # the old manifest's bytes are no longer needed: free them first
         writer.write(staging / SEARCH_INDEX_NAME, cache_version, ANALYZER_VERSION, BUILD_CONFIG,
-                     digest, report.tokens, old_index, doc_map if old_index else None)
+                     digest, tokens, old_index, doc_map if old_index else None)
         return header
 
     def _carry_file(
         self, old: _Old, carry: Carry, path: str, ids: IdAssigner,
         writer: IndexWriter, doc_map: array, version: CacheVersion, spool: SectionSpool,
-        report: BuildReport,
-    ) -> None:
+    ) -> int:
         """Sections of an unchanged file, taken from the old cache without parsing; their
         JSON text is copied as it was unless the id pass gave them a new id (then the
-        file's entries are decoded, given their new ids and parents, and re-serialized)."""
+        file's entries are decoded, given their new ids and parents, and re-serialized).
+        Their tokens."""
         start, end = old.ranges[path]
         writer.add_file(old.raw_digests[path], end - start)
         if start == end:
-            return
+            return 0
         index = carry.index
         sections = carry.sections
         try:
@@ -445,17 +497,18 @@ class IndexStore:
             doc_map[i] = writer.add_meta(kinds[n], index.dedup[i], words[i],
                                          (lens[0][i], lens[1][i], lens[2][i]))
             version.add(new_ids[n], fields[n][2])
-            report.tokens += fields[n][3]
+        tokens = sum(field[3] for field in fields)
         old_ids = [field[0] for field in fields]
         if new_ids == old_ids:
             spool.add_json(sections.chunk(start, end), end - start)
-            return
+            return tokens
         renamed = dict(zip(old_ids, new_ids))
         for entry in json.loads(b"[" + sections.chunk(start, end) + b"]"):
             entry["id"] = renamed[entry["id"]]
             parent = entry["parent"]
             entry["parent"] = renamed.get(parent) if parent is not None else None
             spool.add(entry)
+        return tokens
 
 
 SPOOL_NAME = ".sections.spool"
@@ -470,17 +523,17 @@ def _same_generation(old: dict[str, Any], header: dict[str, Any]) -> bool:
     return all(old[k] == header[k] for k in keys)
 
 
-def _without_reserved(scan: Scan, report: BuildReport) -> Scan:
-    """``scan`` without the files under a directory named like a cache file (reported)."""
+def _without_reserved(scan: Scan) -> tuple[Scan, list[tuple[str, str]]]:
+    """``scan`` without the files under a directory named like a cache file, and those
+    files as skipped ones."""
     kept = [f for f in scan.files if f.path.split("/", 1)[0] not in RESERVED_NAMES]
     if len(kept) == len(scan.files):
-        return scan
-    report.skipped.extend((f.path, "name reserved by the cache") for f in scan.files
-                          if f.path.split("/", 1)[0] in RESERVED_NAMES)
-    report.skipped.sort()
+        return scan, []
+    reserved = [(f.path, "name reserved by the cache") for f in scan.files
+                if f.path.split("/", 1)[0] in RESERVED_NAMES]
     from .sources import Scan
 
-    return Scan(kept, scan.skipped, scan.commit_hash)
+    return Scan(kept, scan.skipped, scan.commit_hash), reserved
 
 
 def _open_live(live: Path) -> int:
@@ -513,19 +566,14 @@ def _read_checked(live_fd: int, path: str, digest: str) -> bytes:
     return data
 
 
-def _raw_files_intact(live: Path, old: _Old) -> bool:
-    try:
-        live_fd = _open_live(live)
-    except _Untrusted:
-        return False
+def _check_raw_files(live: Path, old: _Old) -> None:
+    """_Untrusted unless every raw file of the live generation is intact."""
+    live_fd = _open_live(live)
     try:
         for path, digest in old.raw_digests.items():
             _read_checked(live_fd, path, digest)
-    except _Untrusted:
-        return False
     finally:
         os.close(live_fd)
-    return True
 
 
 def _copy_checked(live: Path, staging: Path, files: list[tuple[str, str]]) -> None:
@@ -571,20 +619,6 @@ def _make_folders(dir_fd: int, folder: str, made: set[str]) -> None:
             made.add(here)
 
 
-def _all_jobs(scan: Scan) -> list[Job]:
-    return [(f.path, f.read, f.size) for f in scan.files]
-
-
-def _restart(report: BuildReport, scan: Scan) -> None:
-    """Reset ``report`` for a full build of ``scan`` after an incremental one gave up."""
-    report.added = [f.path for f in scan.files]
-    report.changed, report.removed, report.unchanged, report.parsed = [], [], [], []
-    report.notes = []
-    added = set(report.added)
-    report.skipped = [s for s in report.skipped if s[0] not in added]
-    report.tokens = 0
-
-
 def _drop(report: BuildReport, path: str) -> None:
     for bucket in (report.added, report.changed):
         if path in bucket:
@@ -617,4 +651,5 @@ def _fresh_file(parsed: ParsedFile, ids: IdAssigner, writer: IndexWriter) -> lis
     return entries
 
 
-__all__ = ["CURRENT_INDEX_VERSION", "BuildReport", "IndexStore", "default_root", "unpack_tf"]
+__all__ = ["CURRENT_INDEX_VERSION", "BuildPlan", "BuildReport", "IndexStore", "default_root",
+           "plan_build"]

@@ -24,14 +24,10 @@ def build_from_directory(store: IndexStore, directory: Path, *, name: str | None
     directory = directory.resolve()
     repo_name = name or directory.name
     key = f"local-{repo_name}"
-    warm = warm_worker(store, key, full)  # imports the parsers during the walk
-    try:
+    with warm_worker(store, key, full) as warm:  # imports the parsers during the walk
         scan = scan_directory(directory, max_bytes=max_bytes, cache_root=store.root)
         return store.update_index(key, "local", repo_name, scan, full=full,
                                   progress=progress, warm=warm)
-    finally:
-        if warm is not None:
-            warm.close()
 
 
 def summary_lines(report: BuildReport, seconds: float) -> list[str]:

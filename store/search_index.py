@@ -144,16 +144,6 @@ class IndexWriter:
             fh.flush()
             os.fsync(fh.fileno())
 
-    def to_bytes(self, cache_version: str, analyzer: int, build_config: dict,
-                 manifest_digest: str = "") -> bytes:
-        """The sidecar's bytes (tests and tools; builds stream with ``write``)."""
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "search.idx"
-            self.write(path, cache_version, analyzer, build_config, manifest_digest)
-            return path.read_bytes()
-
 
 class SearchIndex:
     """A loaded sidecar. Postings are decoded per term, on demand."""

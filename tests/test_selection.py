@@ -2,7 +2,7 @@
 
 Determinism (same bytes twice and across builds), order (score desc, id asc), the floor,
 no-match sections never selected, stopword-only and invalid queries, score range, the
-``why`` fields, greedy budget, and the ranking principles of ``server.selection``.
+``why`` fields, greedy budget, and the ranking principles of ``server.native_selection``.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 from conftest import build, write_tree
-from doc_index.indexer.analysis import WORD, query_concepts, query_terms
+from doc_index.indexer.analysis import WORD, query_concepts
 from doc_index.server import detmath
 from doc_index.server.jsonout import dumps
 from doc_index.server.native_cache import NativeCache, load_native_cache
-from doc_index.server.selection import PARAMS, analyze_query, rank, select
+from doc_index.server.native_selection import PARAMS, analyze_query, rank, select
 
 from doc_index.errors import ContextError
 
@@ -248,7 +248,7 @@ def test_json_output_is_compact_and_repr_floats(cache: NativeCache) -> None:
 # -- ranking principles -------------------------------------------------------------------
 
 def test_identifier_parts_and_whole(cache: NativeCache) -> None:
-    terms = query_terms("BackgroundTasks url_for")
+    terms = analyze_query("BackgroundTasks url_for")
     assert terms[:3] == ["backgroundtasks", "background", "task"]
     assert "url_for" in terms and "url" in terms
     top = ids(select(cache, "BackgroundTasks", 2000))[:2]
@@ -262,7 +262,7 @@ def test_query_word_forms_count_once() -> None:
     assert concepts[1].parts == ("web", "socket")
     assert "configur" in concepts[2].alts
     # contraction fragments and filler words are not terms
-    assert query_terms("it's something I want, isn't it") == []
+    assert query_concepts("it's something I want, isn't it") == []
 
 
 def test_paraphrase_finds_the_section(cache: NativeCache) -> None:
