@@ -45,7 +45,6 @@ logger = logging.getLogger("doc_index.server.mcp")
 
 SERVER_NAME = "doc-index"
 CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
-DEFAULT_ROOT_ENV = "DOC_INDEX_ROOT"
 
 
 def instructions(style: str) -> str:
