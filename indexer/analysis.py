@@ -63,26 +63,21 @@ SEARCH_STOPWORDS = STOPWORDS | frozenset(
 )
 
 # Irregular English verb forms the stemmer leaves apart from their base.
-IRREGULAR = {
-    "sent": "send", "ran": "run", "began": "begin", "begun": "begin", "built": "build",
-    "brought": "bring", "bought": "buy", "caught": "catch", "chose": "choose",
-    "chosen": "choose", "came": "come", "drew": "draw", "drawn": "draw", "drove": "drive",
-    "fed": "feed", "felt": "feel", "found": "find", "forgot": "forget",
-    "forgotten": "forget", "froze": "freeze", "frozen": "freeze", "gave": "give",
-    "given": "give", "went": "go", "gone": "go", "grew": "grow", "grown": "grow",
-    "held": "hold", "hid": "hide", "hidden": "hide", "kept": "keep", "knew": "know",
-    "known": "know", "led": "lead", "lost": "lose", "made": "make", "meant": "mean",
-    "overrode": "override", "overridden": "override", "paid": "pay", "rewrote": "rewrite",
-    "rewritten": "rewrite", "rode": "ride", "rose": "rise", "risen": "rise", "said": "say",
-    "saw": "see", "seen": "see", "sold": "sell", "shown": "show", "shook": "shake",
-    "spoke": "speak", "spoken": "speak", "spent": "spend", "stood": "stand",
-    "stole": "steal", "stolen": "steal", "struck": "strike", "taught": "teach",
-    "thought": "think", "threw": "throw", "thrown": "throw", "told": "tell", "took": "take",
-    "taken": "take", "understood": "understand", "woke": "wake", "wore": "wear",
-    "worn": "wear", "wrote": "write", "written": "write", "broke": "break",
-    "broken": "break", "fell": "fall", "fallen": "fall", "hung": "hang", "sought": "seek",
-    "slept": "sleep", "spun": "spin", "swept": "sweep", "torn": "tear", "tore": "tear",
-}
+_IRREGULAR_PAIRS = """
+sent:send ran:run began:begin begun:begin built:build brought:bring bought:buy
+caught:catch chose:choose chosen:choose came:come drew:draw drawn:draw drove:drive
+fed:feed felt:feel found:find forgot:forget forgotten:forget froze:freeze frozen:freeze
+gave:give given:give went:go gone:go grew:grow grown:grow held:hold hid:hide hidden:hide
+kept:keep knew:know known:know led:lead lost:lose made:make meant:mean overrode:override
+overridden:override paid:pay rewrote:rewrite rewritten:rewrite rode:ride rose:rise
+risen:rise said:say saw:see seen:see sold:sell shown:show shook:shake spoke:speak
+spoken:speak spent:spend stood:stand stole:steal stolen:steal struck:strike taught:teach
+thought:think threw:throw thrown:throw told:tell took:take taken:take
+understood:understand woke:wake wore:wear worn:wear wrote:write written:write
+broke:break broken:break fell:fall fallen:fall hung:hang sought:seek slept:sleep
+spun:spin swept:sweep torn:tear tore:tear
+"""
+IRREGULAR = dict(pair.split(":") for pair in _IRREGULAR_PAIRS.split())
 
 # Generic software abbreviations and near-synonyms, both ways: a query word also looks
 # for the other spelling of the same idea (with a lower weight, see native_selection.Params).

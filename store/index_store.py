@@ -174,14 +174,10 @@ class _Old:
     def __init__(self, header: dict[str, Any], manifest: bytes, sidecar: bytes,
                  sidecar_head: dict[str, Any], raw_digests: dict[str, str],
                  ranges: dict[str, tuple[int, int]], count: int, tokens: int) -> None:
-        self.header = header
-        self.manifest = manifest
-        self.sidecar = sidecar
-        self.sidecar_head = sidecar_head
-        self.raw_digests = raw_digests
-        self.ranges = ranges
-        self.count = count
-        self.tokens = tokens
+        self.header, self.sidecar_head = header, sidecar_head
+        self.count, self.tokens = count, tokens
+        self.raw_digests, self.ranges = raw_digests, ranges
+        self.manifest, self.sidecar = manifest, sidecar  # released by ``carry``
 
     def carry(self) -> Carry:
         """Sections and search index, located in the bytes (then released here); raises
