@@ -18,7 +18,9 @@ from .chunks import part_blocks
 from .model import Block
 from .text import LineIndex, front_matter_lines
 
-_ATTR_LIST = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")
+# Starts only where a run of spaces starts: a start inside one fails as the run's first did,
+# and trying each one made a long run quadratic.
+_ATTR_LIST = re.compile(r"(?<!\s)\s*\{\s*[#.][^{}]*\}\s*$")
 _MARKUP_CHARS = re.compile(r"[`*_\[\]<>&\\!~]")
 _SPACES = re.compile(r"\s+")
 

@@ -18,8 +18,10 @@ from .chunks import part_blocks
 from .model import Block
 from .text import LineIndex
 
-_ROLE = re.compile(r":(?:[A-Za-z0-9_+.-]+:)+`((?:[^`\\]|\\.)*)`")
-_TARGET = re.compile(r"^(.*?)\s*<[^<>]*>$", re.DOTALL)
+# A role, with the run of name characters before it (group 1): as in summary._ROLE, no
+# match starts inside a chain like ":a:a:a", which made a long one quadratic.
+_ROLE = re.compile(r"((?<![A-Za-z0-9_+.:-])[A-Za-z0-9_+.-]+|(?<![A-Za-z0-9_+.-]))"
+                   r":(?:[A-Za-z0-9_+.-]+:)+`((?:[^`\\]|\\.)*)`")
 _INLINE_MARKUP = re.compile(r"``(.+?)``|\*\*(.+?)\*\*|\*(.+?)\*|`([^`]+?)`_{0,2}")
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+\s*$")
 _SPACES = re.compile(r"\s+")
@@ -34,12 +36,25 @@ _SPHINX_ROLES = (
 )
 
 
+def _target_text(raw: str) -> str:
+    """``text`` of ``text <target>`` ("" when there is no target). String methods, not the
+    regex ``^(.*?)\\s*<[^<>]*>$`` (DOTALL), which is quadratic on a long run of spaces; the
+    same answer: ``$`` also matches before a final newline."""
+    body = raw[:-1] if raw.endswith(">\n") else raw
+    if not body.endswith(">"):
+        return ""
+    lt = body.rfind("<")
+    if lt < 0 or ">" in body[lt + 1 : -1]:
+        return ""
+    return body[:lt].rstrip()
+
+
 def role_text(raw: str) -> str:
     """The visible text of a role's content: ``text <target>`` -> text, ``~a.b`` -> b."""
     raw = raw.replace("\\`", "`")
-    m = _TARGET.match(raw)
-    if m and m.group(1):
-        return m.group(1)
+    text = _target_text(raw)
+    if text:
+        return text
     raw = raw.lstrip("!")
     if raw.startswith("~"):
         raw = raw[1:].rsplit(".", 1)[-1]
@@ -48,7 +63,7 @@ def role_text(raw: str) -> str:
 
 def plain_title(source_line: str) -> str:
     """A title's plain text from its source line: roles and inline markup removed."""
-    text = _ROLE.sub(lambda m: role_text(m.group(1)), source_line.strip())
+    text = _ROLE.sub(lambda m: m.group(1) + role_text(m.group(2)), source_line.strip())
     text = _INLINE_MARKUP.sub(lambda m: next(g for g in m.groups() if g is not None), text)
     return _SPACES.sub(" ", text).strip()
 

@@ -10,12 +10,18 @@ from .analysis import STOPWORDS, WORD
 
 SUMMARY_CHARS = 200
 MAX_KEYWORDS = 20
+# A summary is looked for in this much text: the inline regexes stay cheap on any input.
+_SCAN_CHARS = 4000
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _SKIP_LINE = re.compile(
     r"^\s*(?:\.\. |<|\{\*|///|\|[ -]|\+[-=]|:[\w -]+:|import |export |!\[|\[\^|[-=~^`#*+]{3,}\s*$)"
 )
-_ROLE = re.compile(r":(?:[A-Za-z0-9_+.-]+:)+`([^`]*)`")
+# A role, with the run of name characters before it (group 1) so that a match never starts
+# inside a chain like ":a:a:a": a start there fails as the chain's first one did, and trying
+# each one made a long chain quadratic. Output is what ":(?:name:)+`...`" alone gives.
+_ROLE = re.compile(r"((?<![A-Za-z0-9_+.:-])[A-Za-z0-9_+.-]+|(?<![A-Za-z0-9_+.-]))"
+                   r":(?:[A-Za-z0-9_+.-]+:)+`([^`]*)`")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|`([^`<]*?)\s*<[^>]*>`_{1,2}")
 _MARKS = re.compile(r"[*_`]{1,3}(?=\S)|(?<=\S)[*_`]{1,3}")
 _HTML = re.compile(r"<[^>]+>")
@@ -26,7 +32,7 @@ _KEYWORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
 
 
 def _clean_inline(text: str) -> str:
-    text = _ROLE.sub(lambda m: m.group(1).split("<")[0].strip().lstrip("~!"), text)
+    text = _ROLE.sub(lambda m: m.group(1) + m.group(2).split("<")[0].strip().lstrip("~!"), text)
     text = _LINK.sub(lambda m: (m.group(1) or m.group(2) or ""), text)
     text = _HTML.sub("", text)
     text = _MARKS.sub("", text)
@@ -34,7 +40,7 @@ def _clean_inline(text: str) -> str:
 
 
 def _body_lines(text: str, headed: bool) -> list[str]:
-    lines = text[:4000].split("\n", 120)[:120]
+    lines = text[:_SCAN_CHARS].split("\n", 120)[:120]
     if headed:
         # Drop the heading: an optional overline, the title line, an optional underline.
         drop = 1
@@ -82,7 +88,9 @@ def summarize(text: str, title: str, headed: bool) -> str:
         if title:
             return title
         # No prose (a root of labels and directives, say): its first non-blank line.
-        sentence = next((_clean_inline(ln) for ln in text.split("\n", 50) if ln.strip()), "")
+        sentence = next(
+            (_clean_inline(ln[:_SCAN_CHARS]) for ln in text.split("\n", 50) if ln.strip()), ""
+        )
     sentence = _SENTENCE.split(sentence, 1)[0]
     if len(sentence) > SUMMARY_CHARS:
         cut = sentence[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0]
