@@ -41,6 +41,9 @@ from bisect import bisect_left, bisect_right
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
+from .manifest import MAX_SEARCH_INDEX_BYTES
+
 MAGIC = b"doc-index search v3\n"
 DIGEST_BYTES = 32  # the sha256 trailer: damage anywhere in the file is cache_invalid
 KIND_CODES = {"root": "r", "heading": "h", "part": "p"}
@@ -64,6 +67,29 @@ def _from_u32(data: bytes | memoryview) -> array:
     if sys.byteorder != "little":
         values.byteswap()
     return values
+
+
+class SearchIndexTooLarge(UsageError):
+    """The search index a build is writing would exceed MAX_SEARCH_INDEX_BYTES (exit 1:
+    nothing was written, the live cache, if any, is kept)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(
+            f"the cache would have a search index of {size} bytes, over "
+            f"{MAX_SEARCH_INDEX_BYTES} (the most readers load): build a subfolder of the source")
+
+
+def read_search_index(path: Path) -> bytes:
+    """The bytes of the sidecar at ``path``; ValueError when it is over
+    MAX_SEARCH_INDEX_BYTES (checked by fstat before reading, so a huge or sparse file costs
+    nothing), OSError when it cannot be read."""
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size > MAX_SEARCH_INDEX_BYTES:
+            raise ValueError(f"search index over {MAX_SEARCH_INDEX_BYTES} bytes")
+        data = fh.read(MAX_SEARCH_INDEX_BYTES + 1)
+    if len(data) > MAX_SEARCH_INDEX_BYTES:  # it grew after the fstat
+        raise ValueError(f"search index over {MAX_SEARCH_INDEX_BYTES} bytes")
+    return data
 
 
 class IndexWriter:
@@ -135,6 +161,10 @@ class IndexWriter:
              "manifest": manifest_digest},
             separators=(",", ":"),
         ).encode()
+        size = (len(MAGIC) + len(header) + 1 + len(meta) + len(term_json) + 8 * len(docs)
+                + len(files) + DIGEST_BYTES)
+        if size > MAX_SEARCH_INDEX_BYTES:
+            raise SearchIndexTooLarge(size)
         digest = hashlib.sha256()
         with open(target, "wb") as fh:
             for part in (MAGIC + header + b"\n", meta, term_json, _u32(docs), _u32(tfs), files):

@@ -1,0 +1,75 @@
+"""Caps on what a reader or a build loads from a cache (red-team findings F4a-F4d): a
+search.idx over its cap, a v0 manifest that lists documents many times, a search.idx whose
+JSON header nests too deep, and secrets in a source URL."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from doc_index.store import search_index
+from doc_index.store.manifest import MAX_SEARCH_INDEX_BYTES
+
+from tests.conftest import SAFETY_TIMEOUT, write_tree
+
+# A process may map this much: several times what a healthy run needs, far below what
+# reading a 4 GB search.idx takes.
+ADDRESS_SPACE = 2 << 30
+BOMB_BYTES = 4 << 30  # sparse: no disk
+
+
+def _run_capped(*args: str) -> subprocess.CompletedProcess[bytes]:
+    """``python -m doc_index.cli args`` with its address space capped at ADDRESS_SPACE."""
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+    return subprocess.run([sys.executable, "-m", "doc_index.cli", *args], capture_output=True,
+                          preexec_fn=cap, timeout=SAFETY_TIMEOUT)
+
+
+def _bombed_cache(tmp_path: Path) -> tuple[Path, Path]:
+    src = write_tree(tmp_path / "s", {"a.md": "# title\n\nsome text\n"})
+    root = tmp_path / "root"
+    assert _run_capped("build", str(src), "--root", str(root)).returncode == 0
+    with open(root / "local-s" / "search.idx", "r+b") as fh:
+        fh.truncate(BOMB_BYTES)
+    return src, root
+
+
+def test_a_search_index_over_its_cap_is_invalid_without_being_read(tmp_path: Path) -> None:
+    _, root = _bombed_cache(tmp_path)
+    done = _run_capped("resolve", "local-s", "title", "--root", str(root))
+    assert (done.returncode, done.stderr) == (5, b"error: Cache exists but is invalid\n")
+
+
+def test_a_build_over_a_search_index_past_its_cap_makes_a_full_build(tmp_path: Path) -> None:
+    src, root = _bombed_cache(tmp_path)
+    done = _run_capped("build", str(src), "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    assert b"built (full)" in done.stderr
+    assert (root / "local-s" / "search.idx").stat().st_size < 10_000
+    done = _run_capped("resolve", "local-s", "title", "--root", str(root))
+    assert done.returncode == 0 and b"some text" in done.stdout
+
+
+def test_a_build_whose_search_index_would_exceed_its_cap_fails_and_keeps_the_live_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from doc_index import cli
+
+    src = write_tree(tmp_path / "src", {"a.md": "# title\n\nsome text\n"})
+    root = tmp_path / "root"
+    argv = ["build", str(src), "--root", str(root), "--name", "p"]
+    assert cli.main(argv) == 0
+    before = (root / "local-p" / "search.idx").read_bytes()
+    monkeypatch.setattr(search_index, "MAX_SEARCH_INDEX_BYTES", len(before) + 100)
+    write_tree(src, {"b.md": "# other\n\n" + " ".join(f"w{i}" for i in range(200)) + "\n"})
+    capsys.readouterr()
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: the cache would have a search index of ")
+    assert err.count("\n") == 1
+    assert (root / "local-p" / "search.idx").read_bytes() == before
+    assert MAX_SEARCH_INDEX_BYTES > 1 << 20
