@@ -4,16 +4,19 @@ JSON header nests too deep, and secrets in a source URL."""
 
 from __future__ import annotations
 
+import json
 import resource
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import SAFETY_TIMEOUT, run_cli, write_tree
+from doc_index.server import tools, v0_cache
 from doc_index.store import search_index
 from doc_index.store.manifest import MAX_SEARCH_INDEX_BYTES
 
-from tests.conftest import SAFETY_TIMEOUT, write_tree
+from doc_index.errors import ContextError
 
 # A process may map this much: several times what a healthy run needs, far below what
 # reading a 4 GB search.idx takes.
@@ -73,3 +76,59 @@ def test_a_build_whose_search_index_would_exceed_its_cap_fails_and_keeps_the_liv
     assert err.count("\n") == 1
     assert (root / "local-p" / "search.idx").read_bytes() == before
     assert MAX_SEARCH_INDEX_BYTES > 1 << 20
+
+
+# -- F4b: a v0 cache reads each document once, and at most MAX_V0_DOCUMENT_BYTES in all -----
+
+def _v0_cache(tmp_path: Path, files: dict[str, str]) -> Path:
+    src = write_tree(tmp_path / "v0-src", files)
+    cache = tmp_path / "v0-cache"
+    done = run_cli("build", "--sources", str(src), "--cache", str(cache),
+                   module="doc_index.server.context_cli")
+    assert done.returncode == 0, done.stderr
+    return cache
+
+
+def _context_resolve(cache: Path) -> subprocess.CompletedProcess[bytes]:
+    return run_cli("resolve", "--cache", str(cache), "--query", "lorem", "--budget", "100",
+                   module="doc_index.server.context_cli")
+
+
+@pytest.mark.parametrize("spelling", ["same", "dotted"])
+def test_a_v0_manifest_listing_a_document_twice_is_invalid(tmp_path: Path, spelling: str) -> None:
+    cache = _v0_cache(tmp_path, {"big.md": "# big\n" + "lorem ipsum dolor " * 1000})
+    assert _context_resolve(cache).returncode == 0
+    man_path = cache / "manifest.json"
+    man = json.loads(man_path.read_bytes())
+    again = dict(man["documents"][0])
+    if spelling == "dotted":
+        again["file"] = "./" + again["file"]
+    man["documents"] = [man["documents"][0], again, dict(again)]
+    man["document_count"] = 3
+    man_path.write_text(json.dumps(man, indent=2))
+    done = _context_resolve(cache)
+    assert (done.returncode, done.stdout) == (5, b"")
+    assert done.stderr.decode().count("\n") == 1 and "invalid" in done.stderr.decode()
+
+
+def test_v0_documents_over_their_total_cap_are_invalid_without_reading_past_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cache = _v0_cache(tmp_path, {f"d{i}.md": f"lorem {i} " * 100 for i in range(3)})
+    sizes = sorted(p.stat().st_size for p in (cache / "documents").iterdir())
+    monkeypatch.setattr(v0_cache, "MAX_V0_DOCUMENT_BYTES", sum(sizes))
+    assert json.loads(tools.resolve(cache, "lorem", 2000))["documents"]
+    monkeypatch.setattr(v0_cache, "MAX_V0_DOCUMENT_BYTES", sum(sizes) - 1)
+    read: list[int] = []
+    real_read = v0_cache.read_regular
+
+    def counting_read(*args: object, **kwargs: object) -> bytes:
+        data = real_read(*args, **kwargs)  # type: ignore[arg-type]
+        read.append(len(data))
+        return data
+
+    monkeypatch.setattr(v0_cache, "read_regular", counting_read)
+    with pytest.raises(ContextError) as err:
+        tools.resolve(cache, "lorem", 2000)
+    assert err.value.code == "cache_invalid"
+    assert sum(read) < sum(sizes)
