@@ -52,6 +52,15 @@ DROPPED = 0xFFFFFFFF  # a remapped posting whose section is gone
 _REMAP_CHUNK = 1 << 16  # postings remapped per step (bounds the temporary lists)
 
 
+def _loads(data: bytes) -> Any:
+    """A JSON region of a sidecar; ValueError when it is not JSON or nests too deep for the
+    parser (a checksum only proves the file is whole, not that a build wrote it)."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("search index JSON nested too deeply") from None
+
+
 def _u32(values: array) -> bytes | array:
     """``values`` as little-endian uint32 bytes (the array itself where it already is)."""
     if sys.byteorder != "little":
@@ -210,7 +219,7 @@ class SearchIndex:
         if hashlib.sha256(memoryview(data)[:end]).digest() != data[end:]:
             raise ValueError("search index checksum mismatch")
         nl = data.index(b"\n", len(MAGIC))
-        header = json.loads(data[len(MAGIC) : nl])
+        header = _loads(data[len(MAGIC) : nl])
         header["_meta_at"] = nl + 1
         header["_files_at"] = (nl + 1 + header["meta_bytes"] + header["terms_bytes"]
                                + 8 * header["postings"])
@@ -223,7 +232,7 @@ class SearchIndex:
         """The files region of a sidecar whose ``head`` was read: per doc file, [raw
         digest, number of sections]."""
         at = head["_files_at"]
-        return json.loads(data[at : at + head["files_bytes"]])
+        return _loads(data[at : at + head["files_bytes"]])
 
     @classmethod
     def from_bytes(cls, data: bytes, head: dict[str, Any] | None = None) -> SearchIndex:
@@ -237,8 +246,8 @@ class SearchIndex:
         docs_end = terms_end + 4 * header["postings"]
         tfs_end = docs_end + 4 * header["postings"]
         end = len(data) - DIGEST_BYTES
-        meta = json.loads(data[pos:meta_end])
-        terms = json.loads(data[meta_end:terms_end])
+        meta = _loads(data[pos:meta_end])
+        terms = _loads(data[meta_end:terms_end])
         n = header["sections"]
         if len(meta["kind"]) != n or len(meta["words"]) != n:
             raise ValueError("search index metadata does not match its section count")

@@ -4,6 +4,7 @@ JSON header nests too deep, and secrets in a source URL."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import resource
 import subprocess
@@ -15,6 +16,7 @@ from conftest import SAFETY_TIMEOUT, run_cli, write_tree
 from doc_index.server import tools, v0_cache
 from doc_index.store import search_index
 from doc_index.store.manifest import MAX_SEARCH_INDEX_BYTES
+from mcp_support import RawServer, error_text, initialize, server_argv, tool_call
 
 from doc_index.errors import ContextError
 
@@ -132,3 +134,38 @@ def test_v0_documents_over_their_total_cap_are_invalid_without_reading_past_it(
         tools.resolve(cache, "lorem", 2000)
     assert err.value.code == "cache_invalid"
     assert sum(read) < sum(sizes)
+
+
+# -- F4c: a search.idx whose JSON nests too deep is damaged, not a crash ---------------------
+
+def _nested_sidecar_cache(tmp_path: Path) -> tuple[Path, Path]:
+    """A built cache whose search.idx is a deeply nested JSON header with a correct trailer."""
+    src = write_tree(tmp_path / "s", {"a.md": "# title\n\nsome text\n"})
+    root = tmp_path / "root"
+    assert run_cli("build", str(src), "--root", str(root)).returncode == 0
+    body = search_index.MAGIC + b"[" * 100_000 + b"]" * 100_000 + b"\n"
+    (root / "local-s" / "search.idx").write_bytes(body + hashlib.sha256(body).digest())
+    return src, root
+
+
+def test_a_deeply_nested_search_index_is_cache_invalid_for_resolve_and_mcp(
+    tmp_path: Path,
+) -> None:
+    _, root = _nested_sidecar_cache(tmp_path)
+    done = run_cli("resolve", "local-s", "title", "--root", str(root))
+    assert (done.returncode, done.stderr) == (5, b"error: Cache exists but is invalid\n")
+    with RawServer(server_argv(root)) as srv:
+        srv.request(initialize())
+        response = srv.request(tool_call(7, "context.resolve",
+                                         {"cache": "local-s", "query": "title", "budget": 100}))
+    assert response["result"]["isError"] is True
+    assert response["result"]["content"][0]["text"] == error_text("cache_invalid")
+
+
+def test_a_build_over_a_deeply_nested_search_index_makes_a_full_build(tmp_path: Path) -> None:
+    src, root = _nested_sidecar_cache(tmp_path)
+    done = run_cli("build", str(src), "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    assert b"built (full)" in done.stderr
+    done = run_cli("resolve", "local-s", "title", "--root", str(root))
+    assert done.returncode == 0 and b"some text" in done.stdout
