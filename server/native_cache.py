@@ -22,6 +22,7 @@ from ..store.index_store import CURRENT_INDEX_VERSION
 from ..store.manifest import (
     MANIFEST_NAME,
     MAX_MANIFEST_BYTES,
+    MAX_SEARCH_INDEX_BYTES,
     SEARCH_INDEX_NAME,
     check_manifest,
     check_sections,
@@ -121,7 +122,8 @@ def load_native_cache(cache_dir: Path) -> NativeCache:
         if manifest["index_version"] != CURRENT_INDEX_VERSION:
             raise ContextError("cache_invalid", "index_version is not this version's")
         try:
-            index = SearchIndex.from_bytes(read_regular(dir_fd, SEARCH_INDEX_NAME))
+            index = SearchIndex.from_bytes(
+                read_regular(dir_fd, SEARCH_INDEX_NAME, max_bytes=MAX_SEARCH_INDEX_BYTES))
         except FileNotFoundError:
             if swapped(cache_dir, dir_fd):  # a rebuild is deleting this generation
                 raise CacheReplaced from None

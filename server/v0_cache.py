@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
 from ..errors import ContextError
+from ..store.manifest import MAX_MANIFEST_BYTES
 from .cache_files import read_regular
 from .strict_json import parse_json
 from .v0_selection import V0Document
@@ -21,6 +22,11 @@ _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
 )
 _I64 = range(-(2**63), 2**63)
+# The most document bytes a load reads, all files together: like the manifest cap, it keeps
+# any cache, built or hand-made, from costing a first resolve more than about 4 s and
+# 110 MB (measured at 62 MB; a manifest listing one 1 MB document 20,000 times took past
+# 5 GB). fastapi-docs, the largest Markdown corpus, gives 1.5 MB of documents.
+MAX_V0_DOCUMENT_BYTES = MAX_MANIFEST_BYTES
 
 
 class V0Cache(NamedTuple):
@@ -43,10 +49,22 @@ def load_v0_cache(dir_fd: int, manifest: Any) -> V0Cache:
     manifest fields are required with their types (unknown fields ignored,
     ``build_config.version`` not checked); each document file must exist inside the cache,
     parse, carry the entry's id, and hash (sha256 of its content) to the entry's version.
-    Anything else is ``cache_invalid``; an unreadable or special file is ``io_error``.
+    No two entries may share an id (nor, so, a file), and the document files hold at most
+    MAX_V0_DOCUMENT_BYTES in all (both deviations from the reference, which reads a
+    document as often as it is listed). Anything else is ``cache_invalid``; an unreadable
+    or special file is ``io_error``.
     """
     entries = _manifest_entries(manifest)
-    documents = [_load_document(dir_fd, *entry) for entry in entries]
+    # A document file must carry its entry's id, so a file listed twice is an id listed
+    # twice: refusing repeated ids refuses both.
+    if len({doc_id for doc_id, _, _ in entries}) != len(entries):
+        raise ContextError("cache_invalid", "a document is listed twice")
+    documents = []
+    left = MAX_V0_DOCUMENT_BYTES
+    for doc_id, version, file in entries:
+        data = _read_document(dir_fd, file, left)
+        left -= len(data)
+        documents.append(_parse_document(data, doc_id, version))
     return V0Cache(manifest["cache_version"], documents)
 
 
@@ -94,16 +112,22 @@ def _is_rfc3339(value: Any) -> bool:
     return True
 
 
-def _load_document(dir_fd: int, doc_id: str, version: str, file: str) -> V0Document:
+def _read_document(dir_fd: int, file: str, left: int) -> bytes:
+    """The bytes of an entry's document file; cache_invalid when it is over ``left``, what
+    is left of MAX_V0_DOCUMENT_BYTES (the read stops there)."""
     relative = PurePosixPath(file)
     if relative.is_absolute() or ".." in relative.parts or "\\" in file or not relative.parts:
         raise ContextError("cache_invalid")
     try:
-        data = read_regular(dir_fd, "/".join(relative.parts), follow_symlinks=True)
+        return read_regular(dir_fd, "/".join(relative.parts), follow_symlinks=True,
+                            max_bytes=left)
     except (FileNotFoundError, NotADirectoryError):
         raise ContextError("cache_invalid") from None
     except OSError:
         raise ContextError("io_error") from None
+
+
+def _parse_document(data: bytes, doc_id: str, version: str) -> V0Document:
     try:
         doc = parse_json(data)
     except ValueError:

@@ -58,7 +58,7 @@ from .manifest import (
     utc_timestamp,
 )
 from .roots import default_root
-from .search_index import KIND_NAMES, IndexWriter, SearchIndex
+from .search_index import KIND_NAMES, IndexWriter, SearchIndex, read_search_index
 
 if TYPE_CHECKING:  # the resolve path imports this module (tests/test_import_rules.py)
     from collections.abc import Iterator
@@ -298,7 +298,7 @@ class IndexStore:
         assert header is not None and plan.old_head is not None
         try:
             data = (self.cache_dir(key) / MANIFEST_NAME).read_bytes()
-            sidecar = (self.cache_dir(key) / SEARCH_INDEX_NAME).read_bytes()
+            sidecar = read_search_index(self.cache_dir(key) / SEARCH_INDEX_NAME)
             head = SearchIndex.head(sidecar)
             files_region = SearchIndex.files_of(sidecar, head)
         except (OSError, ValueError, KeyError, TypeError):

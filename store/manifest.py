@@ -24,6 +24,11 @@ SEARCH_INDEX_NAME = "search.idx"
 # byte; real caches hold about 630 bytes per section, so this is over 100,000 sections
 # (fastapi-docs, 2,082 sections, has a 1.3 MB manifest).
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+# The largest search index (search.idx) a build writes and a reader or an incremental build
+# loads. Its terms come from document bodies, which the manifest does not hold, so the cap
+# is a build-time check too (SearchIndexTooLarge). The corpora hold 0.68 (fastapi-docs) to
+# 1.12 (sqlalchemy-docs) search.idx bytes per manifest byte, so this is four manifests.
+MAX_SEARCH_INDEX_BYTES = 4 * MAX_MANIFEST_BYTES
 
 
 class CacheTooLarge(UsageError):

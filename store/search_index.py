@@ -41,12 +41,24 @@ from bisect import bisect_left, bisect_right
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
+from .manifest import MAX_SEARCH_INDEX_BYTES
+
 MAGIC = b"doc-index search v3\n"
 DIGEST_BYTES = 32  # the sha256 trailer: damage anywhere in the file is cache_invalid
 KIND_CODES = {"root": "r", "heading": "h", "part": "p"}
 KIND_NAMES = {v: k for k, v in KIND_CODES.items()}
 DROPPED = 0xFFFFFFFF  # a remapped posting whose section is gone
 _REMAP_CHUNK = 1 << 16  # postings remapped per step (bounds the temporary lists)
+
+
+def _loads(data: bytes) -> Any:
+    """A JSON region of a sidecar; ValueError when it is not JSON or nests too deep for the
+    parser (a checksum only proves the file is whole, not that a build wrote it)."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("search index JSON nested too deeply") from None
 
 
 def _u32(values: array) -> bytes | array:
@@ -64,6 +76,29 @@ def _from_u32(data: bytes | memoryview) -> array:
     if sys.byteorder != "little":
         values.byteswap()
     return values
+
+
+class SearchIndexTooLarge(UsageError):
+    """The search index a build is writing would exceed MAX_SEARCH_INDEX_BYTES (exit 1:
+    nothing was written, the live cache, if any, is kept)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(
+            f"the cache would have a search index of {size} bytes, over "
+            f"{MAX_SEARCH_INDEX_BYTES} (the most readers load): build a subfolder of the source")
+
+
+def read_search_index(path: Path) -> bytes:
+    """The bytes of the sidecar at ``path``; ValueError when it is over
+    MAX_SEARCH_INDEX_BYTES (checked by fstat before reading, so a huge or sparse file costs
+    nothing), OSError when it cannot be read."""
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size > MAX_SEARCH_INDEX_BYTES:
+            raise ValueError(f"search index over {MAX_SEARCH_INDEX_BYTES} bytes")
+        data = fh.read(MAX_SEARCH_INDEX_BYTES + 1)
+    if len(data) > MAX_SEARCH_INDEX_BYTES:  # it grew after the fstat
+        raise ValueError(f"search index over {MAX_SEARCH_INDEX_BYTES} bytes")
+    return data
 
 
 class IndexWriter:
@@ -135,6 +170,10 @@ class IndexWriter:
              "manifest": manifest_digest},
             separators=(",", ":"),
         ).encode()
+        size = (len(MAGIC) + len(header) + 1 + len(meta) + len(term_json) + 8 * len(docs)
+                + len(files) + DIGEST_BYTES)
+        if size > MAX_SEARCH_INDEX_BYTES:
+            raise SearchIndexTooLarge(size)
         digest = hashlib.sha256()
         with open(target, "wb") as fh:
             for part in (MAGIC + header + b"\n", meta, term_json, _u32(docs), _u32(tfs), files):
@@ -180,7 +219,7 @@ class SearchIndex:
         if hashlib.sha256(memoryview(data)[:end]).digest() != data[end:]:
             raise ValueError("search index checksum mismatch")
         nl = data.index(b"\n", len(MAGIC))
-        header = json.loads(data[len(MAGIC) : nl])
+        header = _loads(data[len(MAGIC) : nl])
         header["_meta_at"] = nl + 1
         header["_files_at"] = (nl + 1 + header["meta_bytes"] + header["terms_bytes"]
                                + 8 * header["postings"])
@@ -193,7 +232,7 @@ class SearchIndex:
         """The files region of a sidecar whose ``head`` was read: per doc file, [raw
         digest, number of sections]."""
         at = head["_files_at"]
-        return json.loads(data[at : at + head["files_bytes"]])
+        return _loads(data[at : at + head["files_bytes"]])
 
     @classmethod
     def from_bytes(cls, data: bytes, head: dict[str, Any] | None = None) -> SearchIndex:
@@ -207,8 +246,8 @@ class SearchIndex:
         docs_end = terms_end + 4 * header["postings"]
         tfs_end = docs_end + 4 * header["postings"]
         end = len(data) - DIGEST_BYTES
-        meta = json.loads(data[pos:meta_end])
-        terms = json.loads(data[meta_end:terms_end])
+        meta = _loads(data[pos:meta_end])
+        terms = _loads(data[meta_end:terms_end])
         n = header["sections"]
         if len(meta["kind"]) != n or len(meta["words"]) != n:
             raise ValueError("search index metadata does not match its section count")

@@ -1,0 +1,211 @@
+"""Caps on what a reader or a build loads from a cache (red-team findings F4a-F4d): a
+search.idx over its cap, a v0 manifest that lists documents many times, a search.idx whose
+JSON header nests too deep, and secrets in a source URL."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SAFETY_TIMEOUT, run_cli, write_tree
+from doc_index.server import tools, v0_cache
+from doc_index.store import search_index
+from doc_index.store.git_source import redact
+from doc_index.store.manifest import MAX_SEARCH_INDEX_BYTES
+from hypothesis import given
+from hypothesis import strategies as st
+from mcp_support import RawServer, error_text, initialize, server_argv, tool_call
+
+from doc_index.errors import ContextError
+
+# A process may map this much: several times what a healthy run needs, far below what
+# reading a 4 GB search.idx takes.
+ADDRESS_SPACE = 2 << 30
+BOMB_BYTES = 4 << 30  # sparse: no disk
+
+
+def _run_capped(*args: str) -> subprocess.CompletedProcess[bytes]:
+    """``python -m doc_index.cli args`` with its address space capped at ADDRESS_SPACE."""
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+    return subprocess.run([sys.executable, "-m", "doc_index.cli", *args], capture_output=True,
+                          preexec_fn=cap, timeout=SAFETY_TIMEOUT)
+
+
+def _bombed_cache(tmp_path: Path) -> tuple[Path, Path]:
+    src = write_tree(tmp_path / "s", {"a.md": "# title\n\nsome text\n"})
+    root = tmp_path / "root"
+    assert _run_capped("build", str(src), "--root", str(root)).returncode == 0
+    with open(root / "local-s" / "search.idx", "r+b") as fh:
+        fh.truncate(BOMB_BYTES)
+    return src, root
+
+
+def test_a_search_index_over_its_cap_is_invalid_without_being_read(tmp_path: Path) -> None:
+    _, root = _bombed_cache(tmp_path)
+    done = _run_capped("resolve", "local-s", "title", "--root", str(root))
+    assert (done.returncode, done.stderr) == (5, b"error: Cache exists but is invalid\n")
+
+
+def test_a_build_over_a_search_index_past_its_cap_makes_a_full_build(tmp_path: Path) -> None:
+    src, root = _bombed_cache(tmp_path)
+    done = _run_capped("build", str(src), "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    assert b"built (full)" in done.stderr
+    assert (root / "local-s" / "search.idx").stat().st_size < 10_000
+    done = _run_capped("resolve", "local-s", "title", "--root", str(root))
+    assert done.returncode == 0 and b"some text" in done.stdout
+
+
+def test_a_build_whose_search_index_would_exceed_its_cap_fails_and_keeps_the_live_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from doc_index import cli
+
+    src = write_tree(tmp_path / "src", {"a.md": "# title\n\nsome text\n"})
+    root = tmp_path / "root"
+    argv = ["build", str(src), "--root", str(root), "--name", "p"]
+    assert cli.main(argv) == 0
+    before = (root / "local-p" / "search.idx").read_bytes()
+    monkeypatch.setattr(search_index, "MAX_SEARCH_INDEX_BYTES", len(before) + 100)
+    write_tree(src, {"b.md": "# other\n\n" + " ".join(f"w{i}" for i in range(200)) + "\n"})
+    capsys.readouterr()
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: the cache would have a search index of ")
+    assert err.count("\n") == 1
+    assert (root / "local-p" / "search.idx").read_bytes() == before
+    assert MAX_SEARCH_INDEX_BYTES > 1 << 20
+
+
+# -- F4b: a v0 cache reads each document once, and at most MAX_V0_DOCUMENT_BYTES in all -----
+
+def _v0_cache(tmp_path: Path, files: dict[str, str]) -> Path:
+    src = write_tree(tmp_path / "v0-src", files)
+    cache = tmp_path / "v0-cache"
+    done = run_cli("build", "--sources", str(src), "--cache", str(cache),
+                   module="doc_index.server.context_cli")
+    assert done.returncode == 0, done.stderr
+    return cache
+
+
+def _context_resolve(cache: Path) -> subprocess.CompletedProcess[bytes]:
+    return run_cli("resolve", "--cache", str(cache), "--query", "lorem", "--budget", "100",
+                   module="doc_index.server.context_cli")
+
+
+@pytest.mark.parametrize("spelling", ["same", "dotted"])
+def test_a_v0_manifest_listing_a_document_twice_is_invalid(tmp_path: Path, spelling: str) -> None:
+    cache = _v0_cache(tmp_path, {"big.md": "# big\n" + "lorem ipsum dolor " * 1000})
+    assert _context_resolve(cache).returncode == 0
+    man_path = cache / "manifest.json"
+    man = json.loads(man_path.read_bytes())
+    again = dict(man["documents"][0])
+    if spelling == "dotted":
+        again["file"] = "./" + again["file"]
+    man["documents"] = [man["documents"][0], again, dict(again)]
+    man["document_count"] = 3
+    man_path.write_text(json.dumps(man, indent=2))
+    done = _context_resolve(cache)
+    assert (done.returncode, done.stdout) == (5, b"")
+    assert done.stderr.decode().count("\n") == 1 and "invalid" in done.stderr.decode()
+
+
+def test_v0_documents_over_their_total_cap_are_invalid_without_reading_past_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cache = _v0_cache(tmp_path, {f"d{i}.md": f"lorem {i} " * 100 for i in range(3)})
+    sizes = sorted(p.stat().st_size for p in (cache / "documents").iterdir())
+    monkeypatch.setattr(v0_cache, "MAX_V0_DOCUMENT_BYTES", sum(sizes))
+    assert json.loads(tools.resolve(cache, "lorem", 2000))["documents"]
+    monkeypatch.setattr(v0_cache, "MAX_V0_DOCUMENT_BYTES", sum(sizes) - 1)
+    read: list[int] = []
+    real_read = v0_cache.read_regular
+
+    def counting_read(*args: object, **kwargs: object) -> bytes:
+        data = real_read(*args, **kwargs)  # type: ignore[arg-type]
+        read.append(len(data))
+        return data
+
+    monkeypatch.setattr(v0_cache, "read_regular", counting_read)
+    with pytest.raises(ContextError) as err:
+        tools.resolve(cache, "lorem", 2000)
+    assert err.value.code == "cache_invalid"
+    assert sum(read) < sum(sizes)
+
+
+# -- F4c: a search.idx whose JSON nests too deep is damaged, not a crash ---------------------
+
+def _nested_sidecar_cache(tmp_path: Path) -> tuple[Path, Path]:
+    """A built cache whose search.idx is a deeply nested JSON header with a correct trailer."""
+    src = write_tree(tmp_path / "s", {"a.md": "# title\n\nsome text\n"})
+    root = tmp_path / "root"
+    assert run_cli("build", str(src), "--root", str(root)).returncode == 0
+    body = search_index.MAGIC + b"[" * 100_000 + b"]" * 100_000 + b"\n"
+    (root / "local-s" / "search.idx").write_bytes(body + hashlib.sha256(body).digest())
+    return src, root
+
+
+def test_a_deeply_nested_search_index_is_cache_invalid_for_resolve_and_mcp(
+    tmp_path: Path,
+) -> None:
+    _, root = _nested_sidecar_cache(tmp_path)
+    done = run_cli("resolve", "local-s", "title", "--root", str(root))
+    assert (done.returncode, done.stderr) == (5, b"error: Cache exists but is invalid\n")
+    with RawServer(server_argv(root)) as srv:
+        srv.request(initialize())
+        response = srv.request(tool_call(7, "context.resolve",
+                                         {"cache": "local-s", "query": "title", "budget": 100}))
+    assert response["result"]["isError"] is True
+    assert response["result"]["content"][0]["text"] == error_text("cache_invalid")
+
+
+def test_a_build_over_a_deeply_nested_search_index_makes_a_full_build(tmp_path: Path) -> None:
+    src, root = _nested_sidecar_cache(tmp_path)
+    done = run_cli("build", str(src), "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    assert b"built (full)" in done.stderr
+    done = run_cli("resolve", "local-s", "title", "--root", str(root))
+    assert done.returncode == 0 and b"some text" in done.stdout
+
+
+# -- F4d: a token in a URL's query or in a password with a blank is never echoed -------------
+
+@pytest.mark.parametrize(("text", "clean"), [
+    ("https://h/o/x.git?private_token=tok", "https://h/o/x.git"),
+    ("fatal: 'https://h/o/x.git?a=1&private_token=tok' not found",
+     "fatal: 'https://h/o/x.git not found"),
+    ("fatal: unable to access 'https://user:pa ss@host/a/b.git/': 403",
+     "fatal: unable to access 'https://host/a/b.git/': 403"),
+    ("see https://u:p w@h/x?t=1 and ssh://git@h:22/y", "see https://h/x and ssh://h:22/y"),
+    ("https://a/x,https://u:p@b/y?t", "https://a/x,https://b/y"),
+    ("did you mean x? https://host/acme/widgets@v1.git", "did you mean x? "
+     "https://host/acme/widgets@v1.git"),
+])
+def test_redact_removes_queries_and_passwords_with_blanks(text: str, clean: str) -> None:
+    assert redact(text) == clean
+
+
+@given(password=st.text(st.sampled_from(" /@:?#%'") | st.characters(
+    blacklist_categories=("Zl", "Zp", "Cc"), blacklist_characters="\x1c\x1d\x1e\x1f\x85"),
+    min_size=1, max_size=16), token=st.from_regex(r"[A-Za-z0-9_-]{1,20}", fullmatch=True))
+def test_redact_hides_passwords_with_blanks_and_query_tokens(password: str, token: str) -> None:
+    text = (f"fatal: unable to access 'https://user:{password}@example.com/acme/w.git/': 403"
+            f" and 'https://example.com/acme/w.git?private_token={token}': 401")
+    assert redact(text) == ("fatal: unable to access 'https://example.com/acme/w.git/': 403"
+                            " and 'https://example.com/acme/w.git 401")
+
+
+def test_redact_is_linear_in_a_long_line_of_scheme_characters() -> None:
+    # 2 MB of "a.": a scheme may start after every dot. Linear: about 0.3 s. With an
+    # unbounded scheme, every start read to the end of the line: 40 KB took 0.8 s, so
+    # this would take about half an hour, far past the safety timeout.
+    code = "from doc_index.store.git_source import redact; assert redact('a.' * 10**6)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          timeout=SAFETY_TIMEOUT)
+    assert done.returncode == 0, done.stderr
