@@ -94,6 +94,12 @@ class _GitQuery:
         out, _ = wait_git(self._proc, os.fspath(self._root))
         return out if self._proc.returncode == 0 else None
 
+    def stop(self) -> None:
+        """Kill git and reap it (the build stops without its answer)."""
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.communicate()
+
 
 def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
                    cache_root: Path | None = None) -> Scan:
@@ -118,7 +124,11 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     tree = _Tree(root)
     # git's answer decides which directories the walk enters, so it comes first (a few
     # milliseconds; HEAD is still being asked meanwhile).
-    listed = files_query.output()
+    try:
+        listed = files_query.output()
+    except BaseException:
+        head_query.stop()
+        raise
     visible: set[str] | None = None
     if listed is not None:
         visible = {os.fsdecode(p) for p in listed.split(b"\0") if p}
