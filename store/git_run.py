@@ -30,6 +30,18 @@ What each call gets:
   is honoured by git only from the user's own (system, global, command line) config.
 - ``core.sshCommand``: only the clone area fetches, from a bare clone whose config doc-index
   wrote; ``git_source`` puts ssh in batch mode unless the user chose an ssh command.
+- no transport at all, unless the call is one of those fetches (``network=True``): a local
+  repository that is a partial clone fetches a missing object from its "promisor" remote
+  (``ls-files`` expanding a sparse index does), which runs ``remote.<name>.uploadpack``,
+  ``core.sshCommand`` or a credential helper from that repository's config.
+  ``GIT_ALLOW_PROTOCOL=`` (empty: no protocol) beats every ``protocol.<name>.allow`` of any
+  config, remote helpers included (``-c protocol.allow=never`` would not: a repository's
+  ``protocol.file.allow=always`` wins over it); ``GIT_NO_LAZY_FETCH=1`` (git >= 2.44) stops
+  the lazy fetch before it starts.
+- a deadline on every local call (``DOC_INDEX_GIT_TIMEOUT`` seconds, default 300): git
+  blocks forever opening a FIFO planted as ``.gitignore`` or ``info/exclude``; past the
+  deadline git is killed and :class:`GitTimeout` raised (``io_error``), never a silent
+  answer of "no git".
 """
 
 from __future__ import annotations
@@ -39,6 +51,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
+
+from ..errors import DocIndexError
 
 # The user's own choice of ssh program, kept: everything else named GIT_* is dropped.
 _KEPT_GIT_ENV = frozenset({"GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT"})
@@ -51,6 +65,12 @@ SAFE_OPTIONS: tuple[str, ...] = (
     "safe.bareRepository=explicit",
 )
 
+# Every call but a fetch of a git source's own clone: no transport, no lazy fetch.
+_LOCAL_ENV = {"GIT_ALLOW_PROTOCOL": "", "GIT_NO_LAZY_FETCH": "1"}
+
+GIT_TIMEOUT_ENV = "DOC_INDEX_GIT_TIMEOUT"
+DEFAULT_GIT_TIMEOUT = 300.0
+
 # Fetches check every object they receive (git's fsck): a tree entry named ``..``, ``/x``
 # or ``a/b`` is refused before it reaches the clone. The path check of ``scan_commit``
 # stays the first wall (a user may relax fsck for an old repository in their git config).
@@ -61,18 +81,56 @@ FETCH_OPTIONS: tuple[str, ...] = (
 )
 
 
+class GitTimeout(DocIndexError, OSError):
+    """git did not answer within the deadline and was killed (``io_error``, exit 6)."""
+
+
+def git_timeout() -> float:
+    """The deadline of one git call: ``DOC_INDEX_GIT_TIMEOUT`` seconds (> 0), else 300."""
+    text = os.environ.get(GIT_TIMEOUT_ENV)
+    if text is None:
+        return DEFAULT_GIT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise DocIndexError(f"invalid {GIT_TIMEOUT_ENV}={text!r}: give a number of seconds "
+                            "greater than 0, or unset it (300)", "usage")
+    return value
+
+
+def wait_git(proc: subprocess.Popen[bytes], what: str) -> tuple[bytes, bytes]:
+    """``proc.communicate()`` within the deadline; past it git is killed and
+    :class:`GitTimeout` names ``what`` (the repository asked)."""
+    timeout = git_timeout()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise GitTimeout(
+            f"git did not answer within {timeout:g} s for {what} (killed); a FIFO or a "
+            f"stalled file system under it? Fix it, or raise {GIT_TIMEOUT_ENV}") from None
+    return out, err or b""
+
+
 class GitResult(NamedTuple):
     status: int
     out: bytes
     err: str
 
 
-def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of every git call: the user's, without what points git elsewhere."""
+def git_env(extra: Mapping[str, str] | None = None, *,
+            network: bool = False) -> dict[str, str]:
+    """The environment of every git call: the user's, without what points git elsewhere;
+    without any transport unless ``network`` (a fetch of a git source's clone)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("GIT_") or k in _KEPT_GIT_ENV}
     env.update({"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never",
                 "LANGUAGE": "C", "LC_ALL": "C"})
+    if not network:
+        env.update(_LOCAL_ENV)
     if extra:
         env.update(extra)
     return env
@@ -97,25 +155,32 @@ def git_command(args: Sequence[str], *, cwd: str | Path | None = None,
 def start_git(args: Sequence[str], *, cwd: str | Path | None = None,
               git_dir: str | Path | None = None, options: Sequence[str] = (),
               env: Mapping[str, str] | None = None, read_hooks_path: bool = False,
-              stdin: int = subprocess.DEVNULL,
+              network: bool = False, stdin: int = subprocess.DEVNULL,
               stderr: int = subprocess.PIPE) -> subprocess.Popen[bytes]:
     """Start git (stdout piped). Raises OSError when git cannot be started."""
     return subprocess.Popen(
         git_command(args, cwd=cwd, git_dir=git_dir, options=options,
                     read_hooks_path=read_hooks_path),
-        stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, env=git_env(env),
+        stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, env=git_env(env, network=network),
     )
 
 
 def run_git(args: Sequence[str], *, cwd: str | Path | None = None,
             git_dir: str | Path | None = None, options: Sequence[str] = (),
-            env: Mapping[str, str] | None = None, read_hooks_path: bool = False) -> GitResult:
-    """Run git to the end; never raises for git's exit status (OSError: no git)."""
+            env: Mapping[str, str] | None = None, read_hooks_path: bool = False,
+            network: bool = False) -> GitResult:
+    """Run git to the end; never raises for git's exit status (OSError: no git;
+    GitTimeout: a local call did not answer within the deadline; a fetch has none, a big
+    repository's first clone may take long)."""
     proc = start_git(args, cwd=cwd, git_dir=git_dir, options=options, env=env,
-                     read_hooks_path=read_hooks_path)
-    out, err = proc.communicate()
+                     read_hooks_path=read_hooks_path, network=network)
+    if network:
+        out, err = proc.communicate()
+    else:
+        out, err = wait_git(proc, os.fspath(git_dir if git_dir is not None else cwd or "."))
     return GitResult(proc.returncode, out, err.decode("utf-8", "replace"))
 
 
-__all__ = ["FETCH_OPTIONS", "SAFE_OPTIONS", "GitResult", "git_command", "git_env",
-           "run_git", "start_git"]
+__all__ = ["DEFAULT_GIT_TIMEOUT", "FETCH_OPTIONS", "GIT_TIMEOUT_ENV", "SAFE_OPTIONS",
+           "GitResult", "GitTimeout", "git_command", "git_env", "git_timeout", "run_git",
+           "start_git", "wait_git"]

@@ -158,10 +158,11 @@ def clone_area() -> Path:
 # --- running git ----------------------------------------------------------------------------
 
 def _git(clone: Path, args: list[str], env: dict[str, str] | None = None,
-         options: tuple[str, ...] = ()) -> tuple[int, str, str]:
-    """``git <args>`` in the bare clone, through the one runner; (status, stdout, stderr)."""
+         options: tuple[str, ...] = (), network: bool = False) -> tuple[int, str, str]:
+    """``git <args>`` in the bare clone, through the one runner; (status, stdout, stderr).
+    Only a fetch may use a transport (``network``): every other call is local."""
     try:
-        done = run_git(args, git_dir=clone, options=options, env=env)
+        done = run_git(args, git_dir=clone, options=options, env=env, network=network)
     except OSError as exc:
         raise GitSourceError(f"cannot run git: {exc.strerror or exc}") from None
     return done.status, done.out.decode("utf-8", "replace"), done.err
@@ -257,7 +258,7 @@ def _fetch(clone: Path, remote: Remote, ref: str | None) -> None:
         specs.append(f"+HEAD:{HEAD_REF}")
     status, _, err = _git(
         clone, ["fetch", "--prune", "--no-tags", "--quiet", "origin", *specs],
-        _network_env(clone, remote), FETCH_OPTIONS,
+        _network_env(clone, remote), FETCH_OPTIONS, network=True,
     )
     if status != 0:
         raise fetch_error(remote, err)
@@ -299,7 +300,7 @@ def resolve_commit(clone: Path, remote: Remote, ref: str | None) -> str:
             return commit
     status, _, _ = _git(
         clone, ["fetch", "--no-tags", "--quiet", "origin", f"+{ref}:{WANTED_REF}"],
-        _network_env(clone, remote), FETCH_OPTIONS,
+        _network_env(clone, remote), FETCH_OPTIONS, network=True,
     )
     if status == 0:
         commit = _peel(clone, WANTED_REF)

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from ..indexer.formats import is_doc_path
 from .commit import STAGING_DIR
-from .git_run import start_git
+from .git_run import start_git, wait_git
 from .manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 from .safe_paths import path_problem
 
@@ -76,9 +76,12 @@ class _GitQuery:
 
     A work tree's walk needs two plumbing answers from git (the visible files, HEAD); the
     runner's clean environment and disabled options keep a work tree's ``.git/config``
-    (``core.fsmonitor``, ...) and an inherited ``GIT_DIR`` out of them."""
+    (``core.fsmonitor``, ...) and an inherited ``GIT_DIR`` out of them. git that does not
+    answer within the runner's deadline (a FIFO ``.gitignore``) stops the build
+    (``GitTimeout``): a plain walk instead would index what git ignores."""
 
     def __init__(self, root: Path, *args: str) -> None:
+        self._root = root
         try:
             self._proc: subprocess.Popen[bytes] | None = start_git(
                 args, cwd=root, stderr=subprocess.DEVNULL)
@@ -88,8 +91,14 @@ class _GitQuery:
     def output(self) -> bytes | None:
         if self._proc is None:
             return None
-        out, _ = self._proc.communicate()
+        out, _ = wait_git(self._proc, os.fspath(self._root))
         return out if self._proc.returncode == 0 else None
+
+    def stop(self) -> None:
+        """Kill git and reap it (the build stops without its answer)."""
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.communicate()
 
 
 def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
@@ -107,13 +116,19 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     scan = Scan()
     # Asked at any depth: below a work tree's top, ls-files lists the files under ``root``
     # relative to it; outside any work tree both fail and the walk is a plain folder's.
-    files_query = _GitQuery(root, "ls-files", "--cached", "--others", "--exclude-standard",
-                            "-z")
+    # ``--sparse``: a sparse index's directory entries stay as they are (``dir/``), not
+    # expanded, which in a partial clone would mean fetching the trees.
+    files_query = _GitQuery(root, "ls-files", "--sparse", "--cached", "--others",
+                            "--exclude-standard", "-z")
     head_query = _GitQuery(root, "rev-parse", "--verify", "--quiet", "HEAD")
     tree = _Tree(root)
     # git's answer decides which directories the walk enters, so it comes first (a few
     # milliseconds; HEAD is still being asked meanwhile).
-    listed = files_query.output()
+    try:
+        listed = files_query.output()
+    except BaseException:
+        head_query.stop()
+        raise
     visible: set[str] | None = None
     if listed is not None:
         visible = {os.fsdecode(p) for p in listed.split(b"\0") if p}

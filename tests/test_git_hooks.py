@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import SAFETY_TIMEOUT, wait_for
 from doc_index.store.git_hooks import HOOKS, LOCK_NAME, LOG_NAME, ORIG_SUFFIX, hook_script, is_ours
 from doc_index.store.lock import BuildLock
@@ -319,3 +320,16 @@ def test_hook_run_does_not_import_the_cli(env: Path) -> None:
                           cwd="/", timeout=120, check=False)
     assert done.stdout.splitlines()[-1] == "0 False False", done.stdout + done.stderr
     assert manifest(root)["doc_files"]
+
+
+def test_hook_build_stuck_on_git_ends(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FIFO ``.gitignore`` blocks the build's ``git ls-files`` forever; the deadline kills
+    it, so the hook's build ends (exit 6) and releases the per-checkout lock."""
+    _, work = setup_repos(env)
+    assert run_cli("hook", "install", str(work), "--root", str(env / "root")).returncode == 0
+    os.mkfifo(work / ".gitignore")
+    monkeypatch.setenv("DOC_INDEX_GIT_TIMEOUT", "1")  # git never answers: any deadline fires
+    done = git_and_all_it_started(work, "checkout", "-q", "-b", "x", env=dict(os.environ))
+    assert done.returncode == 0
+    log = wait_runs(work, 1)
+    assert "git did not answer" in log and "finished (exit 6)" in log

@@ -369,3 +369,86 @@ def test_directory_below_work_tree_top_takes_gits_view(env: Path) -> None:
     m = manifest(root / "local-docs")
     assert m["doc_files"] == ["guide.md", "new.md"]
     assert m["commit_hash"] == head
+
+
+# --- red team F1: a partial clone's lazy fetch runs nothing ----------------------------------
+
+def lazy_fetching_work_tree(base: Path, marker: Path) -> Path:
+    """A sparse-index work tree of a partial clone whose ``sub/`` tree is missing: git
+    fetches it from the promisor remote, whose ``uploadpack`` leaves ``marker``; the
+    repository allows the file protocol itself (``protocol.file.allow=always``)."""
+    proj = base / "wt"
+    make_repo(proj, {"sub/s.md": "# S\n", "other/o.md": "# O\n", "README.md": "# R\n"})
+    git(proj, "config", "index.sparse", "true")
+    git(proj, "sparse-checkout", "set", "--cone", "other")
+    missing = {git(proj, "rev-parse", "HEAD:sub"), git(proj, "rev-parse", "HEAD:sub/s.md")}
+    kept = [sha for sha in git(proj, "cat-file", "--batch-all-objects",
+                               "--batch-check=%(objectname)").split() if sha not in missing]
+    git(proj, "pack-objects", "-q", ".git/objects/pack/pack", input="\n".join(kept).encode())
+    for loose in (proj / ".git" / "objects").glob("??"):
+        for obj in loose.iterdir():
+            obj.unlink()
+        loose.rmdir()
+    for key, value in (("core.repositoryformatversion", "1"),
+                       ("extensions.partialClone", "origin"),
+                       ("remote.origin.promisor", "true"),
+                       ("remote.origin.url", (base / "nowhere").as_uri()),
+                       ("remote.origin.uploadpack", f"touch '{marker}'; false"),
+                       ("protocol.file.allow", "always")):
+        git(proj, "config", key, value)
+    return proj
+
+
+def test_partial_clone_lazy_fetch_runs_nothing(env: Path) -> None:
+    from doc_index.store.git_run import run_git
+
+    marker = env / "PWNED"
+    proj = lazy_fetching_work_tree(env, marker)
+    # the poison is live: plain git expanding the sparse index runs the command
+    subprocess.run(["git", "ls-files"], cwd=proj, capture_output=True, check=False, timeout=60)
+    assert marker.exists()
+    marker.unlink()
+
+    root = env / "root"
+    done = run_cli("build", str(proj), "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()
+    assert manifest(root / "local-wt")["doc_files"] == ["README.md", "other/o.md"]
+    # the runner itself allows no transport: ls-files expanding the index fetches nothing
+    run_git(["ls-files"], cwd=proj)
+    assert not marker.exists()
+
+
+# --- red team F2: git that never answers stops a local build ---------------------------------
+
+@pytest.mark.parametrize("where", [".gitignore", ".git/info/exclude", "core.excludesFile"])
+def test_fifo_ignore_file_stops_build_with_one_error(env: Path, where: str) -> None:
+    proj = env / "proj"
+    make_repo(proj, {"README.md": "# Project\n"})
+    if where == "core.excludesFile":
+        fifo = env / "excludes"
+        git(proj, "config", "core.excludesFile", str(fifo))
+    else:
+        fifo = proj / where
+        fifo.parent.mkdir(exist_ok=True)
+        fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    root = env / "root"
+    # git blocks forever opening the FIFO, so any deadline fires: 1 s decides nothing
+    done = run_cli("build", str(proj), "--root", str(root), env={"DOC_INDEX_GIT_TIMEOUT": "1"})
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 6, done.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: git did not answer"), lines
+    assert str(proj) in lines[0] and "DOC_INDEX_GIT_TIMEOUT" in lines[0]
+    assert not (root / "local-proj").exists()
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "inf", "nan", ""])
+def test_git_timeout_must_be_a_positive_number(env: Path, value: str) -> None:
+    proj = env / "proj"
+    make_repo(proj, {"README.md": "# Project\n"})
+    done = run_cli("build", str(proj), "--root", str(env / "root"),
+                   env={"DOC_INDEX_GIT_TIMEOUT": value})
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 1, done.stderr
+    assert len(lines) == 1 and "invalid DOC_INDEX_GIT_TIMEOUT" in lines[0], lines
