@@ -132,6 +132,8 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     visible: set[str] | None = None
     if listed is not None:
         visible = {os.fsdecode(p) for p in listed.split(b"\0") if p}
+        if not visible and _ignored_by_git(root):
+            visible = None  # a folder git ignores whole is not git's: walked as a plain one
     candidates = _walk(tree, _own_directories(cache_root), scan.skipped,
                        None if visible is None else _directories_of(visible))
     head = head_query.output()
@@ -155,6 +157,14 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     scan.files = found
     scan.skipped.sort()
     return scan
+
+
+def _ignored_by_git(root: Path) -> bool:
+    """True when the work tree holding ``root`` ignores ``root`` itself (a build output or
+    a downloaded copy someone points doc-index at): then git has no say in what it holds."""
+    if root.parent == root:
+        return False
+    return _GitQuery(root.parent, "check-ignore", "-q", "--", root.name).output() is not None
 
 
 def _directories_of(paths: set[str]) -> frozenset[str]:

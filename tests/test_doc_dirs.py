@@ -62,3 +62,23 @@ def test_outside_git_skipped_directories_are_named_with_their_doc_files(
     assert ("  skipped node_modules: directory skipped by name outside git (held 1 doc file)"
             in lines)
     assert not any("site" in line for line in lines)  # it held no doc file
+
+
+def test_a_folder_git_ignores_whole_is_walked_as_a_plain_folder(env: Path) -> None:
+    """Pointing doc-index at an ignored folder (a build output, a downloaded copy inside a
+    project) indexes it: git has no say in a folder it ignores whole."""
+    repo = write_tree(env / "proj", {
+        ".gitignore": "vendor-docs/\n",
+        "README.md": "# Project\n",
+        "vendor-docs/guide.md": "# Guide\n",
+        "vendor-docs/api/ref.md": "# Ref\n",
+    })
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "docs")
+    root = env / "root"
+    done = run_cli("build", str(repo / "vendor-docs"), "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    assert _indexed(root, "local-vendor-docs") == ["api/ref.md", "guide.md"]
+    assert json.loads((root / "local-vendor-docs" / "manifest.json").read_bytes())[
+        "commit_hash"] == ""
