@@ -14,8 +14,13 @@ from pathlib import Path
 from conftest import run_cli, write_tree
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+def _committed_repo(repo: Path, files: dict[str, str]) -> Path:
+    """A git work tree holding ``files``, all committed (what .gitignore allows)."""
+    write_tree(repo, files)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for args in (["add", "-A"], ["commit", "-qm", "docs"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    return repo
 
 
 def _indexed(root: Path, key: str) -> list[str]:
@@ -23,16 +28,13 @@ def _indexed(root: Path, key: str) -> list[str]:
 
 
 def test_a_tracked_build_directory_is_indexed_in_a_work_tree(env: Path) -> None:
-    repo = write_tree(env / "proj", {
+    repo = _committed_repo(env / "proj", {
         "doc/build/index.rst": "Title\n=====\n\nThe docs.\n",
         "doc/build/orm/session.rst": "Session\n=======\n\nBasics.\n",
         "node_modules/pkg/README.md": "# ignored\n",
         "dist/notes.md": "# tracked dist\n",
         ".gitignore": "node_modules/\n",
     })
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "docs")
     root = env / "root"
     done = run_cli("build", str(repo / "doc"), "--root", str(root))
     assert done.returncode == 0, done.stderr
@@ -67,15 +69,12 @@ def test_outside_git_skipped_directories_are_named_with_their_doc_files(
 def test_a_folder_git_ignores_whole_is_walked_as_a_plain_folder(env: Path) -> None:
     """Pointing doc-index at an ignored folder (a build output, a downloaded copy inside a
     project) indexes it: git has no say in a folder it ignores whole."""
-    repo = write_tree(env / "proj", {
+    repo = _committed_repo(env / "proj", {
         ".gitignore": "vendor-docs/\n",
         "README.md": "# Project\n",
         "vendor-docs/guide.md": "# Guide\n",
         "vendor-docs/api/ref.md": "# Ref\n",
     })
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "docs")
     root = env / "root"
     done = run_cli("build", str(repo / "vendor-docs"), "--root", str(root))
     assert done.returncode == 0, done.stderr
