@@ -83,6 +83,16 @@ def run_cli(*args: str, env: dict[str, str] | None = None, input: bytes | None =
                           env=full_env, input=input, timeout=SAFETY_TIMEOUT)
 
 
+def v0_cache_from(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A Context Engine v0 cache built by ``context build`` from ``files``."""
+    src = write_tree(tmp_path / "v0-src", files)
+    cache = tmp_path / "v0-cache"
+    done = run_cli("build", "--sources", str(src), "--cache", str(cache),
+                   module="doc_index.server.context_cli")
+    assert done.returncode == 0, done.stderr
+    return cache
+
+
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
     return tmp_path / "docs-src"

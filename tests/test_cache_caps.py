@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SAFETY_TIMEOUT, run_cli, write_tree
+from conftest import SAFETY_TIMEOUT, run_cli, v0_cache_from, write_tree
 from doc_index.server import tools, v0_cache
 from doc_index.store import search_index
 from doc_index.store.git_source import redact
@@ -85,15 +85,6 @@ def test_a_build_whose_search_index_would_exceed_its_cap_fails_and_keeps_the_liv
 
 # -- F4b: a v0 cache reads each document once, and at most MAX_V0_DOCUMENT_BYTES in all -----
 
-def _v0_cache(tmp_path: Path, files: dict[str, str]) -> Path:
-    src = write_tree(tmp_path / "v0-src", files)
-    cache = tmp_path / "v0-cache"
-    done = run_cli("build", "--sources", str(src), "--cache", str(cache),
-                   module="doc_index.server.context_cli")
-    assert done.returncode == 0, done.stderr
-    return cache
-
-
 def _context_resolve(cache: Path) -> subprocess.CompletedProcess[bytes]:
     return run_cli("resolve", "--cache", str(cache), "--query", "lorem", "--budget", "100",
                    module="doc_index.server.context_cli")
@@ -101,7 +92,7 @@ def _context_resolve(cache: Path) -> subprocess.CompletedProcess[bytes]:
 
 @pytest.mark.parametrize("spelling", ["same", "dotted"])
 def test_a_v0_manifest_listing_a_document_twice_is_invalid(tmp_path: Path, spelling: str) -> None:
-    cache = _v0_cache(tmp_path, {"big.md": "# big\n" + "lorem ipsum dolor " * 1000})
+    cache = v0_cache_from(tmp_path, {"big.md": "# big\n" + "lorem ipsum dolor " * 1000})
     assert _context_resolve(cache).returncode == 0
     man_path = cache / "manifest.json"
     man = json.loads(man_path.read_bytes())
@@ -119,7 +110,7 @@ def test_a_v0_manifest_listing_a_document_twice_is_invalid(tmp_path: Path, spell
 def test_v0_documents_over_their_total_cap_are_invalid_without_reading_past_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    cache = _v0_cache(tmp_path, {f"d{i}.md": f"lorem {i} " * 100 for i in range(3)})
+    cache = v0_cache_from(tmp_path, {f"d{i}.md": f"lorem {i} " * 100 for i in range(3)})
     sizes = sorted(p.stat().st_size for p in (cache / "documents").iterdir())
     monkeypatch.setattr(v0_cache, "MAX_V0_DOCUMENT_BYTES", sum(sizes))
     assert json.loads(tools.resolve(cache, "lorem", 2000))["documents"]

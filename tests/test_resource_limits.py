@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import manifest, run_cli, write_tree
+from conftest import manifest, run_cli, v0_cache_from, write_tree
 from doc_index.indexer.document import index_file
 from doc_index.indexer.ids import IdAssigner
 from doc_index.indexer.markdown import parse_markdown
@@ -166,19 +166,10 @@ def test_a_capped_file_resolves(tmp_path: Path) -> None:
 
 # -- d: one query cap for every cache kind ---------------------------------------------------
 
-def _v0_cache(tmp_path: Path, files: dict[str, str]) -> Path:
-    src = write_tree(tmp_path / "v0-src", files)
-    cache = tmp_path / "v0-cache"
-    done = run_cli("build", "--sources", str(src), "--cache", str(cache),
-                   module="doc_index.server.context_cli")
-    assert done.returncode == 0, done.stderr
-    return cache
-
-
 def test_a_4_mb_query_on_a_v0_cache_is_invalid_before_any_document_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    cache = _v0_cache(tmp_path, {f"d{i}.md": f"word{i} shared text\n" for i in range(30)})
+    cache = v0_cache_from(tmp_path, {f"d{i}.md": f"word{i} shared text\n" for i in range(30)})
     split_calls: list[int] = []
     real_split = v0_selection.split_white_space
 
@@ -196,8 +187,8 @@ def test_a_4_mb_query_on_a_v0_cache_is_invalid_before_any_document_is_read(
     assert json.loads(tools.resolve(cache, query, 2000))["documents"]
 
 
-def test_the_context_cli_refuses_a_long_query_on_a_v0_cache(tmp_path: Path) -> None:
-    cache = _v0_cache(tmp_path, {"a.md": "alpha\n"})
+def test_the_context_cli_refuses_a_long_query_on_av0_cache_from(tmp_path: Path) -> None:
+    cache = v0_cache_from(tmp_path, {"a.md": "alpha\n"})
     done = run_cli("resolve", "--cache", str(cache), "--query", "w " * 2100, "--budget", "5",
                    module="doc_index.server.context_cli")
     assert done.returncode == 2
@@ -230,7 +221,7 @@ def test_a_4_kb_query_answers_within_a_bound_of_the_budget_native(tmp_path: Path
 
 
 def test_a_4_kb_query_names_at_most_the_capped_terms_v0(tmp_path: Path) -> None:
-    cache = _v0_cache(tmp_path, {f"d{i}.md": f"alpha{i} text\n" for i in range(400)})
+    cache = v0_cache_from(tmp_path, {f"d{i}.md": f"alpha{i} text\n" for i in range(400)})
     result = json.loads(tools.resolve(cache, _distinct_words_query("alpha"), 2000))
     assert len(result["documents"]) == 400
     for doc in result["documents"]:
