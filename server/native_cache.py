@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import stat
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from ..store.manifest import (
 )
 from ..store.search_index import SearchIndex
 from .cache_files import open_regular, read_regular, swapped
+from .strict_json import parse_json
 
 
 @dataclass
@@ -113,7 +113,7 @@ def load_native_cache(cache_dir: Path) -> NativeCache:
         man_st = os.stat(MANIFEST_NAME, dir_fd=dir_fd)
         identity = (st.st_dev, st.st_ino, man_st.st_ino, man_st.st_size, man_st.st_mtime_ns)
         try:
-            manifest = json.loads(data)
+            manifest = parse_json(data)  # the one strict parser, as every reader
         except ValueError:
             raise ContextError("cache_invalid", "manifest is not JSON") from None
         problem = check_manifest(manifest)

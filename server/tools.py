@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from ..errors import CacheReplaced, ContextError, as_context_error
 from ..store.cache_names import STAGING_DIR
 from ..store.manifest import MANIFEST_NAME as MANIFEST
-from ..store.manifest import MAX_MANIFEST_BYTES
+from ..store.manifest import MAX_MANIFEST_BYTES, manifest_head
 from .budget import check_budget
 from .cache_files import read_regular, swapped
 from .jsonout import answer_text, info_text, list_text
@@ -118,15 +118,22 @@ def load_for_resolve(cache_dir: Path) -> Any:
     """The loaded cache behind ``cache_dir``: a :class:`V0Cache` or a ``NativeCache``."""
     dir_fd = _open_directory(cache_dir)
     try:
-        manifest = _read_manifest(dir_fd)
-        if isinstance(manifest, dict) and "build_config" in manifest:
-            return load_v0_cache(dir_fd, manifest)
+        data = _manifest_bytes(dir_fd)
+        # A manifest in the store's layout is told native by its header alone: the native
+        # loader reads and parses it once, strictly (no whole parse here first).
+        head = manifest_head(data)
+        native = head is not None and "index_version" in head and "build_config" not in head
+        if not native:
+            manifest = _parse_manifest(data)
+            if isinstance(manifest, dict) and "build_config" in manifest:
+                return load_v0_cache(dir_fd, manifest)
+            native = isinstance(manifest, dict) and "index_version" in manifest
+        data = head = manifest = None  # never hold two copies while the native loader reads
     finally:
         os.close(dir_fd)
-    if isinstance(manifest, dict) and "index_version" in manifest:
+    if native:
         from .native_cache import load_native_cache
 
-        manifest = None  # the native loader reads it again: never hold two copies
         return load_native_cache(cache_dir)
     raise ContextError("cache_invalid", "manifest is neither a v0 nor a native manifest")
 
@@ -139,13 +146,16 @@ def _open_directory(cache_dir: Path) -> int:
         raise ContextError("cache_missing", "no cache directory") from None
 
 
-def _read_manifest(dir_fd: int) -> Any:
+def _manifest_bytes(dir_fd: int) -> bytes:
     try:
         # At most what a build writes: a cache's first resolve costs at most that much.
-        data = read_regular(dir_fd, MANIFEST, follow_symlinks=True,
+        return read_regular(dir_fd, MANIFEST, follow_symlinks=True,
                             max_bytes=MAX_MANIFEST_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         raise ContextError("cache_missing", "no manifest.json") from None
+
+
+def _parse_manifest(data: bytes) -> Any:
     try:
         return parse_json(data)
     except ValueError:
