@@ -30,6 +30,8 @@ from ..store.search_index import SearchIndex
 from .cache_files import open_regular, read_regular, swapped
 from .strict_json import parse_json
 
+_CHUNK = 1 << 20  # bytes per read when counting lines
+
 
 @dataclass
 class NativeCache:
@@ -54,11 +56,10 @@ class NativeCache:
         except OSError:
             pass
 
-    def section_text(self, i: int) -> str:
-        """The text of section ``i``, checked against its version."""
-        section = self.sections[i]
+    def _open_raw(self, section: dict[str, Any]) -> int:
+        """A descriptor on the raw file of ``section`` (the caller closes it)."""
         try:
-            fd = open_regular(self.dir_fd, section["file"])
+            return open_regular(self.dir_fd, section["file"])
         except FileNotFoundError:
             # Gone from the generation we hold: a rebuild swapped it, or the cache is damaged.
             if self.replaced():
@@ -68,6 +69,31 @@ class NativeCache:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                 raise ContextError("cache_invalid", "raw file is a symlink") from None
             raise
+
+    def newlines(self, i: int, start: int, end: int) -> int:
+        """The newlines in bytes ``start`` to ``end`` of section ``i``'s raw file (read in
+        bounded chunks; provenance counts lines with it)."""
+        fd = self._open_raw(self.sections[i])
+        try:
+            if end > os.fstat(fd).st_size:
+                raise ContextError("cache_invalid", "section beyond the end of its raw file")
+            count = 0
+            while start < end:
+                chunk = os.pread(fd, min(_CHUNK, end - start), start)
+                if not chunk:  # the file shrank under us: a rebuild, or damage
+                    if self.replaced():
+                        raise CacheReplaced
+                    raise ContextError("cache_invalid", "raw file shorter than its sections")
+                count += chunk.count(b"\n")
+                start += len(chunk)
+            return count
+        finally:
+            os.close(fd)
+
+    def section_text(self, i: int) -> str:
+        """The text of section ``i``, checked against its version."""
+        section = self.sections[i]
+        fd = self._open_raw(section)
         end = section["byte_offset"] + section["byte_length"]
         try:
             # A section past the end of its file is damage: never size a read from it.

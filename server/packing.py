@@ -1,0 +1,232 @@
+"""Filling the token budget of a native answer: the whole answer stays within it.
+
+``select`` ranks the selectable sections; :class:`Packer` takes them in that order and
+decides, for each, whether it goes in whole, as an excerpt, or not at all:
+
+1. Charge: every piece of the answer is charged ``ceil(9/8 x estimate_tokens(its JSON
+   text))``: the selection object (its numbers at their widest: ``tokens_used`` = budget,
+   the document counters = ``documents_considered``) once, and each document as the exact
+   compact JSON the agent receives (id, version, content with its JSON escapes, score,
+   tokens, why, source). ``indexer.tokens.estimate_tokens`` under-counts cl100k/o200k by
+   at most about 12 % on any section of more than 200 tokens of the corpora once it is
+   JSON-escaped (median over-count 1 %), hence the 9/8: the charges of an answer add up
+   to at most the budget, so its real token count does too (``bench/answer_tokens.py``
+   measures it). ``tokens`` and ``tokens_used`` keep their spec meaning (the stored
+   estimate of the content), so ``tokens_used`` < budget.
+2. Whole: a section whose document's charge fits what is left goes in whole.
+3. Excerpt: one that does not fit is cut to the window of its text that fits and holds
+   the most query-term occurrences (ties: the earliest). Windows are runs of blocks: a
+   block starts at a line that follows a blank line and is not indented, outside fenced
+   code (so a paragraph, a list, an indented or fenced code block stays whole); when no
+   such window fits, of lines that start at the left margin outside fenced code (never
+   mid-line, never inside a code block). An excerpt with no query-term occurrence is not
+   returned. Its document keeps the section's ``id``, ``version`` (an agent fetches the
+   whole section by it) and ``score``; ``content`` is the excerpt, ``tokens`` its
+   estimate and ``why`` counts in it; ``source.lines`` stays the section's range and
+   ``source.excerpt`` = ``{"lines": [first, last], "of_tokens": <the section's tokens>}``.
+4. Not used: a section whose own text is (almost) only its heading (at most
+   ``empty_terms`` terms beyond it, the ranking's "near-empty" rule) never takes budget:
+   a one-line stub tells an agent nothing. Sections under the relevance floor never
+   reach the packer (``rank_concepts``).
+5. Counted: a section that goes in neither whole nor as an excerpt counts in
+   ``documents_excluded_by_budget``, so an answer with no document but a positive count
+   says that sections matched and the budget was too small for them. A budget smaller
+   than the selection object's charge takes no document at all.
+
+Everything is integer arithmetic over the text (``estimate_tokens``), so the same cache
+and arguments give the same bytes anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ..indexer.analysis import WORD, term_counts
+from ..indexer.tokens import estimate_tokens
+from .jsonout import dumps
+from .native_cache import NativeCache
+from .provenance import Lines, heading_path, line_count
+from .query_limits import why_terms
+
+MARGIN = (9, 8)  # charge = ceil(estimate x 9 / 8)
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+WholeWhy = Callable[[int], tuple[list[str], int]]  # section -> (terms found, occurrences)
+
+
+def charge(text: str) -> int:
+    """What a piece of JSON text is charged against the budget."""
+    num, den = MARGIN
+    return -(-estimate_tokens(text) * num // den)
+
+
+def frame_charge(query: str, budget: int, considered: int) -> int:
+    """The charge of the answer without documents, its numbers at their widest."""
+    return charge(dumps({"documents": [], "selection": {
+        "query": query, "budget": budget, "tokens_used": budget,
+        "documents_considered": considered, "documents_selected": considered,
+        "documents_excluded_by_budget": considered}}))
+
+
+def block_starts(lines: list[str], fine: bool) -> list[int]:
+    """Where the blocks of ``lines`` start (see rule 3 above): a line at the left margin
+    outside fenced code that follows a blank line (any such line when ``fine``)."""
+    starts = [0]
+    fence = ""
+    for i, line in enumerate(lines):
+        opener = _FENCE.match(line)
+        if fence:
+            if opener and opener.group(1).startswith(fence) and not line[opener.end():].strip():
+                fence = ""
+            continue
+        if i and line.strip() and line[0] not in " \t" and (fine or not lines[i - 1].strip()):
+            starts.append(i)
+        if opener:
+            fence = opener.group(1)
+    return starts
+
+
+class Packer:
+    """Takes the ranked sections of one answer, best first, within ``budget``."""
+
+    def __init__(self, cache: NativeCache, query: str, budget: int, terms: list[str],
+                 whole_why: WholeWhy, empty_terms: int) -> None:
+        self.cache = cache
+        self.terms = terms
+        self.whole_why = whole_why
+        self.empty_terms = empty_terms
+        self.query = query
+        self.budget = budget
+        self.left = budget - frame_charge(query, budget, cache.document_count)
+        self.lines = Lines(cache)
+        self.documents: list[dict[str, Any]] = []
+        self.used = 0
+        self.excluded = 0
+
+    def offer(self, score: float, section_id: str, d: int) -> None:
+        """Add section ``d`` whole, as an excerpt, or count it as excluded by budget."""
+        lens = self.cache.index.lens
+        if lens[2][d] - lens[0][d] <= self.empty_terms:
+            return  # a stub: never worth budget (rule 4)
+        section = self.cache.sections[d]
+        first = self.lines.first_line(d)
+        path = heading_path(self.cache, d)
+        source = {"file": section["file"], "title": path[-1], "path": path,
+                  "lines": [first, first]}
+        bare = _document(section_id, section["version"], "", score, 0, [], 0, 0, source)
+        if charge(dumps(bare)) >= self.left:  # not even its metadata fits: not read
+            self.excluded += 1
+            return
+        text = self.cache.section_text(d)
+        source["lines"] = [first, first + line_count(text) - 1]
+        shown, matches = self.whole_why(d)
+        doc = _document(section_id, section["version"], text, score, section["tokens"],
+                        shown, matches, self.cache.index.words[d], source)
+        cost = charge(dumps(doc))
+        if cost > self.left:
+            excerpt = self._excerpt(doc, text, first)
+            if excerpt is None:
+                self.excluded += 1
+                return
+            doc, cost = excerpt
+        self.left -= cost
+        self.used += doc["tokens"]
+        self.documents.append(doc)
+
+    def _excerpt(self, whole: dict[str, Any], text: str,
+                 first: int) -> tuple[dict[str, Any], int] | None:
+        """The best window of ``text`` that fits, as a document, and its charge."""
+        lines = text.splitlines(keepends=True)
+        for fine in (False, True):
+            starts = block_starts(lines, fine)
+            found = self._window(whole, lines, starts, first)
+            if found is not None:
+                return found
+        return None
+
+    def _window(self, whole: dict[str, Any], lines: list[str], starts: list[int],
+                first: int) -> tuple[dict[str, Any], int] | None:
+        bounds = [*starts, len(lines)]
+        blocks = ["".join(lines[a:b]) for a, b in zip(bounds, bounds[1:])]
+        costs = [estimate_tokens(json.dumps(b, ensure_ascii=False)[1:-1]) for b in blocks]
+        empty = self._excerpt_doc(whole, "", first, first, 0)
+        room = self.left - charge(dumps(empty))
+        num, den = MARGIN
+        if -(-min(costs) * num // den) > room:
+            return None  # not one block fits: no need to look at their words
+        wanted = set(self.terms)
+        hits = [sum(n for t, n in term_counts(b).items() if t in wanted) for b in blocks]
+        # The heading is in ``source`` already: its words make no window worth more.
+        in_title = term_counts(whole["source"]["title"])
+        hits[0] = max(hits[0] - sum(n for t, n in in_title.items() if t in wanted), 0)
+        # Per start block, the longest run that fits; the best run has the most hits.
+        best: tuple[int, int, int] | None = None  # (-hits, start, end) of the best window
+        end = 0
+        total = 0
+        for i in range(len(blocks)):
+            if end < i:
+                end, total = i, 0
+            while end < len(blocks) and -(-(total + costs[end]) * num // den) <= room:
+                total += costs[end]
+                end += 1
+            if end > i:
+                key = (-sum(hits[i:end]), i, end)
+                if key[0] < 0 and (best is None or key < best):
+                    best = key
+                total -= costs[i]
+        if best is None:
+            return None
+        _, i, end = best
+        # The blocks' estimates sum close to the window's own: check the real charge and
+        # drop blocks from the end while it does not fit.
+        while sum(hits[i:end]) > 0:
+            a, b = bounds[i], bounds[end]
+            while b - 1 > a and not lines[b - 1].strip():
+                b -= 1  # trailing blank lines carry nothing
+            doc = self._excerpt_doc(whole, "".join(lines[a:b]), first + a, first + b - 1,
+                                    whole["tokens"])
+            cost = charge(dumps(doc))
+            if cost <= self.left:
+                return doc, cost
+            end -= 1
+        return None
+
+    def _excerpt_doc(self, whole: dict[str, Any], content: str, first: int, last: int,
+                     of_tokens: int) -> dict[str, Any]:
+        counts = term_counts(content)
+        found = [t for t in dict.fromkeys(self.terms) if counts.get(t)]
+        source = dict(whole["source"])
+        source["excerpt"] = {"lines": [first, last], "of_tokens": of_tokens}
+        return _document(whole["id"], whole["version"], content, whole["score"],
+                         estimate_tokens(content), why_terms(found),
+                         sum(counts[t] for t in found), len(WORD.findall(content)), source)
+
+    def answer(self) -> dict[str, Any]:
+        return {
+            "documents": self.documents,
+            "selection": {
+                "query": self.query,
+                "budget": self.budget,
+                "tokens_used": self.used,
+                "documents_considered": self.cache.document_count,
+                "documents_selected": len(self.documents),
+                "documents_excluded_by_budget": self.excluded,
+            },
+        }
+
+
+def _document(section_id: str, version: str, content: str, score: float, tokens: int,
+              shown: list[str], matches: int, words: int,
+              source: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": section_id,
+        "version": version,
+        "content": content,
+        "score": score,
+        "tokens": tokens,
+        "why": {"query_terms": shown, "term_matches": matches, "total_words": words},
+        "source": source,
+    }

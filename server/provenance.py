@@ -1,0 +1,94 @@
+"""Where a selected section comes from: what the ``source`` object of a native answer holds.
+
+``specs/context.resolve.md`` allows optional provenance after the spec's fields; each
+document of a native answer carries ``source``::
+
+    {"file": "patterns/sqlite3.rst", "title": "Easy Querying",
+     "path": ["Using SQLite 3 with Flask", "Easy Querying"], "lines": [61, 96]}
+
+``file`` is the repository-relative path of the raw file, ``title`` the section's heading,
+``path`` its heading path (the titles of its ancestors, then its own) and ``lines`` the
+first and last line of the section in the raw file (1-based, inclusive; raw files keep the
+source's lines, ``\\r\\n`` read as one). A document that is an excerpt adds ``excerpt``
+(see ``server.packing``). Context Engine v0 answers never carry it.
+
+The start line is counted at resolve time, for selected sections only, as the newlines
+before the section's first byte in its raw file: no build-time field, so every cache of
+this index version answers with it. One ``Lines`` per answer remembers how far it counted
+in each file, so sections of one file cost one pass over it, not one each.
+
+The manifest fields read here (``title``, ``parent``) are not needed to select, so the
+loader does not check them; a selected section whose title is not a string, or whose
+parent chain is broken or loops, is ``cache_invalid`` (never repaired).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from ..errors import ContextError
+from .native_cache import NativeCache
+
+_IDS_MEMO = "provenance-ids"
+
+
+def _index_of(cache: NativeCache) -> dict[str, int]:
+    """Section id -> section number, once per loaded cache."""
+    memo = cache.index.memo
+    got = memo.get(_IDS_MEMO)
+    if got is None:
+        got = memo[_IDS_MEMO] = {s["id"]: d for d, s in enumerate(cache.sections)}
+    return got
+
+
+def heading_path(cache: NativeCache, d: int) -> list[str]:
+    """The titles of section ``d``'s ancestors, outermost first, then its own title."""
+    sections = cache.sections
+    index = _index_of(cache)
+    path: list[str] = []
+    seen: set[int] = set()
+    current: int | None = d
+    while current is not None:
+        if current in seen:
+            raise ContextError("cache_invalid", "section parents form a loop")
+        seen.add(current)
+        section = sections[current]
+        title = section.get("title")
+        if not isinstance(title, str):
+            raise ContextError("cache_invalid", "section title is not a string")
+        path.append(title)
+        parent = section.get("parent")
+        if parent is None:
+            current = None
+        elif isinstance(parent, str) and parent in index:
+            current = index[parent]
+        else:
+            raise ContextError("cache_invalid", "section parent is not a section")
+    path.reverse()
+    return path
+
+
+def line_count(text: str) -> int:
+    """Lines of a text: newlines, plus one for a last line without one (at least 1)."""
+    return max(text.count("\n") + (0 if text.endswith("\n") else 1), 1)
+
+
+class Lines:
+    """First lines of sections, counted once per file and answer: per file, the byte
+    offsets counted up to so far and their line numbers, so the next section of the file
+    counts on from the nearest point before it."""
+
+    def __init__(self, cache: NativeCache) -> None:
+        self.cache = cache
+        self._known: dict[str, tuple[list[int], list[int]]] = {}
+
+    def first_line(self, d: int) -> int:
+        section = self.cache.sections[d]
+        offsets, lines = self._known.setdefault(section["file"], ([0], [1]))
+        offset = section["byte_offset"]
+        at = bisect_right(offsets, offset) - 1
+        line = lines[at] + self.cache.newlines(d, offsets[at], offset)
+        if offsets[at] != offset:
+            offsets.insert(at + 1, offset)
+            lines.insert(at + 1, line)
+        return line
