@@ -1,0 +1,160 @@
+"""Budget packing of native answers (issue 13 "the budget bounds what the agent receives",
+issue 14 "Budget packing that keeps the best answer"), the rules of ``server.packing``:
+the whole answer's charge stays within the budget; an oversized best section comes back
+as a marked excerpt cut at a block boundary; one-line stubs never take budget; a budget
+too small for anything says how many sections matched; same bytes across builds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import build, write_tree
+from doc_index.indexer.tokens import estimate_tokens
+from doc_index.server.jsonout import dumps
+from doc_index.server.native_cache import NativeCache, load_native_cache
+from doc_index.server.native_selection import rank, select
+from doc_index.server.packing import block_starts, charge, frame_charge
+
+FILLER = ("The service reads its settings once at start and keeps them for the whole "
+          "run, so a change needs a restart of every process that uses them. ")
+LONG = (
+    "# Retrying Failed Uploads\n\n"
+    + "".join(f"{FILLER}Part {i} of the overview.\n\n" for i in range(6))
+    + "```python\nclient = Client(\n\n    retries=3,\n)\n```\n\n"
+    + "To retry a failed upload, set `retries` on the client: every failed upload is "
+    "retried with a growing backoff, and an upload that fails three times raises.\n\n"
+    + "".join(f"{FILLER}Closing part {i}.\n\n" for i in range(6))
+)
+DOCS = {
+    "retry.md": LONG,
+    "stub.md": "# Retry Upload\n\nSee retry.\n",
+    "other.md": "# Storage\n\nAn upload goes to the bucket the settings name.\n",
+    "weak.md": ("# Notes\n\n" + FILLER * 3 + "A failed job may be retried by hand.\n"),
+}
+QUERY = "retry a failed upload"
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = write_tree(tmp_path_factory.mktemp("src") / "docs", DOCS)
+    root = tmp_path_factory.mktemp("root")
+    build(src, root, full=True)
+    return root / "local-docs"
+
+
+@pytest.fixture(scope="module")
+def cache(cache_dir: Path) -> Iterator[NativeCache]:
+    loaded = load_native_cache(cache_dir)
+    yield loaded
+    loaded.close()
+
+
+def _whole_charge(result: dict) -> int:
+    """What the packer charged: the frame and each document's JSON."""
+    sel = result["selection"]
+    return frame_charge(sel["query"], sel["budget"], sel["documents_considered"]) + sum(
+        charge(dumps(d)) for d in result["documents"])
+
+
+def test_oversized_best_section_comes_back_as_a_marked_excerpt(cache: NativeCache) -> None:
+    whole = select(cache, QUERY, 100_000)["documents"][0]
+    assert whole["id"] == "retry-retrying-failed-uploads" and "excerpt" not in whole["source"]
+    budget = 400
+    assert charge(dumps(whole)) > budget
+    result = select(cache, QUERY, budget)
+    best = result["documents"][0]
+    assert best["id"] == whole["id"] and best["version"] == whole["version"]
+    excerpt = best["source"].pop("excerpt")
+    assert best["source"] == whole["source"]  # the section's own file, path and lines
+    first, last = excerpt["lines"]
+    assert excerpt["of_tokens"] == whole["tokens"] > best["tokens"]
+    assert best["tokens"] == estimate_tokens(best["content"])
+    # Whole lines of the section, cut where a block starts: after a blank line, at the
+    # left margin, never inside the fenced code block (its blank line included).
+    lines = whole["content"].splitlines(True)
+    start = first - whole["source"]["lines"][0]
+    assert "".join(lines[start:start + last - first + 1]) == best["content"]
+    assert start in block_starts(lines, fine=False)
+    assert best["content"].count("```") % 2 == 0
+    # The window with the most query-term occurrences: the paragraph about retries.
+    assert "To retry a failed upload" in best["content"]
+    assert best["why"]["term_matches"] >= best["content"].lower().count("upload")
+    assert result["selection"]["tokens_used"] == sum(d["tokens"] for d in result["documents"])
+    assert _whole_charge(result) <= budget
+
+
+def test_block_starts_keep_code_blocks_and_indented_text_whole() -> None:
+    lines = ["# T\n", "\n", "para one\n", "still one\n", "\n", "```\n", "code\n", "\n",
+             "more code\n", "```\n", "\n", "    indented\n", "\n", "last\n"]
+    assert block_starts(lines, fine=False) == [0, 2, 5, 13]
+    assert block_starts(lines, fine=True) == [0, 2, 3, 5, 13]
+
+
+def test_stubs_never_take_budget(cache: NativeCache) -> None:
+    ranked = [sid for _, sid, _ in rank(cache, QUERY)]
+    assert "stub-retry-upload" in ranked  # it matches, and ranks
+    result = select(cache, QUERY, 100_000)
+    assert "stub-retry-upload" not in [d["id"] for d in result["documents"]]
+    # Not used is not "excluded by budget": nothing was left out for lack of room.
+    assert result["selection"]["documents_excluded_by_budget"] == 0
+
+
+def test_the_smallest_budget_that_holds_a_document_gets_an_excerpt(cache: NativeCache) -> None:
+    """From budget 0 up: nothing until one document's charge fits, then an excerpt of the
+    best section (it never fits whole in these budgets); the charge never exceeds."""
+    first_doc = None
+    for budget in range(0, 400, 5):
+        result = select(cache, QUERY, budget)
+        sel = result["selection"]
+        if not result["documents"]:
+            assert sel["documents_excluded_by_budget"] == 2  # retry and weak (stub: not used)
+            continue
+        assert _whole_charge(result) <= budget
+        if first_doc is None:
+            first_doc = budget
+            best = result["documents"][0]
+            assert best["id"] == "retry-retrying-failed-uploads" and "excerpt" in best["source"]
+            assert best["why"]["term_matches"] > 0
+    assert first_doc is not None and first_doc <= 300
+
+
+def test_budget_50_and_0_say_that_sections_matched(cache: NativeCache) -> None:
+    for budget in (0, 50):
+        result = select(cache, QUERY, budget)
+        assert result["documents"] == []
+        assert result["selection"] == {
+            "query": QUERY, "budget": budget, "tokens_used": 0,
+            "documents_considered": len(cache.sections), "documents_selected": 0,
+            "documents_excluded_by_budget": 2}
+
+
+@pytest.mark.parametrize("query", [QUERY, "settings restart process", "client uploads",
+                                   "service"])
+def test_whole_answer_stays_within_the_budget(cache: NativeCache, query: str) -> None:
+    """Measured with the project's own estimator (the BPE check is bench/answer_tokens.py):
+    the rendered answer's estimate, and the packer's charge, never exceed the budget."""
+    frame = frame_charge(query, 10_000, len(cache.sections))
+    for budget in (frame, 150, 300, 500, 1000, 2000, 8000):
+        result = select(cache, query, budget)
+        assert _whole_charge(result) <= budget
+        assert estimate_tokens(dumps(result)) <= budget
+        sel = result["selection"]
+        assert sel["tokens_used"] == sum(d["tokens"] for d in result["documents"]) <= budget
+
+
+def test_same_answer_bytes_across_two_builds(cache_dir: Path, tmp_path: Path) -> None:
+    src = write_tree(tmp_path / "again" / "docs", DOCS)
+    build(src, tmp_path / "root2", full=True)
+    other = load_native_cache(tmp_path / "root2" / "local-docs")
+    first = load_native_cache(cache_dir)
+    try:
+        for budget in (0, 50, 250, 400, 900, 100_000):
+            one = dumps(select(first, QUERY, budget))
+            assert one == dumps(select(other, QUERY, budget)), budget
+            json.loads(one)
+    finally:
+        other.close()
+        first.close()
