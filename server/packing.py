@@ -3,16 +3,17 @@
 ``select`` ranks the selectable sections; :class:`Packer` takes them in that order and
 decides, for each, whether it goes in whole, as an excerpt, or not at all:
 
-1. Charge: every piece of the answer is charged ``ceil(9/8 x estimate_tokens(its JSON
-   text))``: the selection object (its numbers at their widest: ``tokens_used`` = budget,
-   the document counters = ``documents_considered``) once, and each document as the exact
-   compact JSON the agent receives (id, version, content with its JSON escapes, score,
-   tokens, why, source). ``indexer.tokens.estimate_tokens`` under-counts cl100k/o200k by
-   at most about 12 % on any section of more than 200 tokens of the corpora once it is
-   JSON-escaped (median over-count 1 %), hence the 9/8: the charges of an answer add up
-   to at most the budget, so its real token count does too (``bench/answer_tokens.py``
-   measures it). ``tokens`` and ``tokens_used`` keep their spec meaning (the stored
-   estimate of the content), so ``tokens_used`` < budget.
+1. Charge: the selection object is charged ``ceil(9/8 x estimate_tokens(its JSON))``
+   with its numbers at their widest (``tokens_used`` = budget, the document counters =
+   ``documents_considered``); each document ``estimate_tokens`` of the exact compact JSON
+   the agent receives (id, version, content with its JSON escapes, score, tokens, why,
+   source) plus ``ceil(tokens / 8)``. Why 1/8 of the content: JSON-escaped section text is
+   under-counted by ``indexer.tokens.estimate_tokens`` by at most about 12 % (cl100k and
+   o200k, every section of more than 200 tokens of the corpora; median +1 %), while the
+   metadata (ids, hashes, numbers, keys) is over-counted (median +8 %, worst -5 %). So the
+   charges of an answer add up to at most the budget, and its real token count stays
+   under it (``bench/answer_tokens.py`` measures it). ``tokens`` and ``tokens_used`` keep
+   their spec meaning (the stored estimate of the content), so ``tokens_used`` < budget.
 2. Whole: a section whose document's charge fits what is left goes in whole.
 3. Excerpt: one that does not fit is cut to the window of its text that fits and holds
    the most query-term occurrences (ties: the earliest). Windows are runs of blocks: a
@@ -61,6 +62,13 @@ def charge(text: str) -> int:
     """What a piece of JSON text is charged against the budget."""
     num, den = MARGIN
     return -(-estimate_tokens(text) * num // den)
+
+
+def doc_charge(doc: dict[str, Any]) -> int:
+    """What a document is charged: the estimate of its JSON text, plus 1/8 of its
+    content's ``tokens`` (the estimator's error is the content's, see rule 1)."""
+    num, den = MARGIN
+    return estimate_tokens(dumps(doc)) + -(-doc["tokens"] * (num - den) // den)
 
 
 def frame_charge(query: str, budget: int, considered: int) -> int:
@@ -117,7 +125,7 @@ class Packer:
         source = {"file": section["file"], "title": path[-1], "path": path,
                   "lines": [first, first]}
         bare = _document(section_id, section["version"], "", score, 0, [], 0, 0, source)
-        if charge(dumps(bare)) >= self.left:  # not even its metadata fits: not read
+        if doc_charge(bare) >= self.left:  # not even its metadata fits: not read
             self.excluded += 1
             return
         text = self.cache.section_text(d)
@@ -125,7 +133,7 @@ class Packer:
         shown, matches = self.whole_why(d)
         doc = _document(section_id, section["version"], text, score, section["tokens"],
                         shown, matches, self.cache.index.words[d], source)
-        cost = charge(dumps(doc))
+        cost = doc_charge(doc)
         if cost > self.left:
             excerpt = self._excerpt(doc, text, first)
             if excerpt is None:
@@ -153,7 +161,7 @@ class Packer:
         blocks = ["".join(lines[a:b]) for a, b in zip(bounds, bounds[1:])]
         costs = [estimate_tokens(json.dumps(b, ensure_ascii=False)[1:-1]) for b in blocks]
         empty = self._excerpt_doc(whole, "", first, first, 0)
-        room = self.left - charge(dumps(empty))
+        room = self.left - doc_charge(empty)
         num, den = MARGIN
         if -(-min(costs) * num // den) > room:
             return None  # not one block fits: no need to look at their words
@@ -188,7 +196,7 @@ class Packer:
                 b -= 1  # trailing blank lines carry nothing
             doc = self._excerpt_doc(whole, "".join(lines[a:b]), first + a, first + b - 1,
                                     whole["tokens"])
-            cost = charge(dumps(doc))
+            cost = doc_charge(doc)
             if cost <= self.left:
                 return doc, cost
             end -= 1

@@ -16,7 +16,7 @@ from doc_index.indexer.tokens import estimate_tokens
 from doc_index.server.jsonout import dumps
 from doc_index.server.native_cache import NativeCache, load_native_cache
 from doc_index.server.native_selection import rank, select
-from doc_index.server.packing import block_starts, charge, frame_charge
+from doc_index.server.packing import block_starts, doc_charge, frame_charge
 
 FILLER = ("The service reads its settings once at start and keeps them for the whole "
           "run, so a change needs a restart of every process that uses them. ")
@@ -56,14 +56,14 @@ def _whole_charge(result: dict) -> int:
     """What the packer charged: the frame and each document's JSON."""
     sel = result["selection"]
     return frame_charge(sel["query"], sel["budget"], sel["documents_considered"]) + sum(
-        charge(dumps(d)) for d in result["documents"])
+        doc_charge(d) for d in result["documents"])
 
 
 def test_oversized_best_section_comes_back_as_a_marked_excerpt(cache: NativeCache) -> None:
     whole = select(cache, QUERY, 100_000)["documents"][0]
     assert whole["id"] == "retry-retrying-failed-uploads" and "excerpt" not in whole["source"]
     budget = 400
-    assert charge(dumps(whole)) > budget
+    assert doc_charge(whole) > budget
     result = select(cache, QUERY, budget)
     best = result["documents"][0]
     assert best["id"] == whole["id"] and best["version"] == whole["version"]

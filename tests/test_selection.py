@@ -20,7 +20,7 @@ from doc_index.server import detmath
 from doc_index.server.jsonout import dumps
 from doc_index.server.native_cache import NativeCache, load_native_cache
 from doc_index.server.native_selection import PARAMS, analyze_query, rank, select
-from doc_index.server.packing import charge, frame_charge
+from doc_index.server.packing import doc_charge, frame_charge
 
 from doc_index.errors import ContextError
 
@@ -212,7 +212,7 @@ def test_budget_is_greedy_and_skips_what_does_not_fit(cache: NativeCache) -> Non
     # The whole answer is charged (server.packing): the selection object and each
     # document's JSON. Room for the small one only; the big one is a single line, so no
     # excerpt of it can be cut.
-    budget = frame_charge("gadget", 10_000, cache.document_count) + charge(dumps(small))
+    budget = frame_charge("gadget", 10_000, cache.document_count) + doc_charge(small)
     result = select(cache, "gadget", budget)
     assert ids(result) == ["small-tiny-gadget-note"]
     assert result["selection"]["documents_excluded_by_budget"] == 1
