@@ -21,10 +21,13 @@ decides, for each, whether it goes in whole, as an excerpt, or not at all:
    code (so a paragraph, a list, an indented or fenced code block stays whole); when no
    such window fits, of lines that start at the left margin outside fenced code (never
    mid-line, never inside a code block). An excerpt with no query-term occurrence is not
-   returned. Its document keeps the section's ``id``, ``version`` (an agent fetches the
-   whole section by it) and ``score``; ``content`` is the excerpt, ``tokens`` its
-   estimate and ``why`` counts in it; ``source.lines`` stays the section's range and
-   ``source.excerpt`` = ``{"lines": [first, last], "of_tokens": <the section's tokens>}``.
+   returned, nor, below the answer's first document, one whose content is smaller than
+   its own metadata's charge (crumbs do not earn their tokens; the first document is the
+   best answer there is, at any size). Its document keeps the section's ``id``,
+   ``version`` (an agent fetches the whole section by it) and ``score``; ``content`` is
+   the excerpt, ``tokens`` its estimate and ``why`` counts in it; ``source.lines`` stays
+   the section's range and ``source.excerpt`` = ``{"lines": [first, last], "of_tokens":
+   <the section's tokens>}``.
 4. Not used: a section whose own text is (almost) only its heading (at most
    ``empty_terms`` terms beyond it, the ranking's "near-empty" rule) never takes budget:
    a one-line stub tells an agent nothing. Sections under the relevance floor never
@@ -35,7 +38,9 @@ decides, for each, whether it goes in whole, as an excerpt, or not at all:
    than the selection object's charge takes no document at all.
 
 Everything is integer arithmetic over the text (``estimate_tokens``), so the same cache
-and arguments give the same bytes anywhere.
+and arguments give the same bytes anywhere. Speed: a section is read only when the least
+its metadata can cost (from the manifest, remembered per loaded cache) leaves room for it
+whole or for an excerpt, so the long tail of a ranking costs a lookup per section.
 """
 
 from __future__ import annotations
@@ -52,9 +57,15 @@ from .native_cache import NativeCache
 from .provenance import Lines, heading_path, line_count
 from .query_limits import why_terms
 
+_META_MEMO = "packing-least-metadata"
 MARGIN = (9, 8)  # charge = ceil(estimate x 9 / 8)
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
+# No document is charged less than this skeleton's estimate (empty strings and lists).
+MIN_DOCUMENT = estimate_tokens(dumps({
+    "id": "", "version": "", "content": "", "score": 0.0, "tokens": 0,
+    "why": {"query_terms": [], "term_matches": 0, "total_words": 0},
+    "source": {"file": "", "title": "", "path": [], "lines": [1, 1]}}))
 WholeWhy = Callable[[int], tuple[list[str], int]]  # section -> (terms found, occurrences)
 
 
@@ -119,15 +130,18 @@ class Packer:
         lens = self.cache.index.lens
         if lens[2][d] - lens[0][d] <= self.empty_terms:
             return  # a stub: never worth budget (rule 4)
+        if self.left < MIN_DOCUMENT:  # no document fits any more: nothing to look at
+            self.excluded += 1
+            return
         section = self.cache.sections[d]
+        meta = self._least_metadata(d)
+        if meta + section["tokens"] > self.left and 2 * meta > self.left:
+            self.excluded += 1
+            return
         first = self.lines.first_line(d)
         path = heading_path(self.cache, d)
         source = {"file": section["file"], "title": path[-1], "path": path,
                   "lines": [first, first]}
-        bare = _document(section_id, section["version"], "", score, 0, [], 0, 0, source)
-        if doc_charge(bare) >= self.left:  # not even its metadata fits: not read
-            self.excluded += 1
-            return
         text = self.cache.section_text(d)
         source["lines"] = [first, first + line_count(text) - 1]
         shown, matches = self.whole_why(d)
@@ -144,24 +158,44 @@ class Packer:
         self.used += doc["tokens"]
         self.documents.append(doc)
 
+    def _least_metadata(self, d: int) -> int:
+        """What section ``d``'s metadata costs at least (score 0.0, no heading path, the
+        shortest lines), from the manifest alone and remembered per loaded cache: a section
+        that can fit neither whole nor as an excerpt is not read."""
+        memo = self.cache.index.memo.setdefault(_META_MEMO, {})
+        got = memo.get(d)
+        if got is None:
+            section = self.cache.sections[d]
+            got = memo[d] = doc_charge(_document(
+                section["id"], section["version"], "", 0.0, 0, [], 0, 0,
+                {"file": section["file"], "title": section.get("title"), "path": [],
+                 "lines": [1, 1]}))
+        return got
+
     def _excerpt(self, whole: dict[str, Any], text: str,
                  first: int) -> tuple[dict[str, Any], int] | None:
         """The best window of ``text`` that fits, as a document, and its charge."""
+        empty = self._excerpt_doc(whole, "", first, first, 0)
+        meta = doc_charge(empty)
+        room = self.left - meta
+        # Below the answer's first document, an excerpt smaller than its own metadata does
+        # not earn its tokens (the first one is the best answer there is: any size).
+        least = meta if self.documents else 1
+        if room < least:
+            return None
         lines = text.splitlines(keepends=True)
         for fine in (False, True):
             starts = block_starts(lines, fine)
-            found = self._window(whole, lines, starts, first)
+            found = self._window(whole, lines, starts, first, room, least)
             if found is not None:
                 return found
         return None
 
     def _window(self, whole: dict[str, Any], lines: list[str], starts: list[int],
-                first: int) -> tuple[dict[str, Any], int] | None:
+                first: int, room: int, least: int) -> tuple[dict[str, Any], int] | None:
         bounds = [*starts, len(lines)]
         blocks = ["".join(lines[a:b]) for a, b in zip(bounds, bounds[1:])]
         costs = [estimate_tokens(json.dumps(b, ensure_ascii=False)[1:-1]) for b in blocks]
-        empty = self._excerpt_doc(whole, "", first, first, 0)
-        room = self.left - doc_charge(empty)
         num, den = MARGIN
         if -(-min(costs) * num // den) > room:
             return None  # not one block fits: no need to look at their words
@@ -198,7 +232,7 @@ class Packer:
                                     whole["tokens"])
             cost = doc_charge(doc)
             if cost <= self.left:
-                return doc, cost
+                return (doc, cost) if doc["tokens"] >= least else None
             end -= 1
         return None
 

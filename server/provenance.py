@@ -30,6 +30,7 @@ from ..errors import ContextError
 from .native_cache import NativeCache
 
 _IDS_MEMO = "provenance-ids"
+_PATHS_MEMO = "provenance-paths"
 
 
 def _index_of(cache: NativeCache) -> dict[str, int]:
@@ -42,7 +43,16 @@ def _index_of(cache: NativeCache) -> dict[str, int]:
 
 
 def heading_path(cache: NativeCache, d: int) -> list[str]:
-    """The titles of section ``d``'s ancestors, outermost first, then its own title."""
+    """The titles of section ``d``'s ancestors, outermost first, then its own title
+    (remembered per loaded cache)."""
+    paths = cache.index.memo.setdefault(_PATHS_MEMO, {})
+    got = paths.get(d)
+    if got is None:
+        got = paths[d] = _heading_path(cache, d)
+    return list(got)
+
+
+def _heading_path(cache: NativeCache, d: int) -> tuple[str, ...]:
     sections = cache.sections
     index = _index_of(cache)
     path: list[str] = []
@@ -65,7 +75,7 @@ def heading_path(cache: NativeCache, d: int) -> list[str]:
         else:
             raise ContextError("cache_invalid", "section parent is not a section")
     path.reverse()
-    return path
+    return tuple(path)
 
 
 def line_count(text: str) -> int:

@@ -102,10 +102,11 @@ def test_stubs_never_take_budget(cache: NativeCache) -> None:
     assert result["selection"]["documents_excluded_by_budget"] == 0
 
 
-def test_the_smallest_budget_that_holds_a_document_gets_an_excerpt(cache: NativeCache) -> None:
-    """From budget 0 up: nothing until one document's charge fits, then an excerpt of the
-    best section (it never fits whole in these budgets); the charge never exceeds."""
-    first_doc = None
+def test_small_budgets_get_an_excerpt_of_the_best_section(cache: NativeCache) -> None:
+    """From budget 0 up: nothing until one document's charge fits; the best section comes
+    back as an excerpt (it never fits whole in these budgets) from under 300 tokens on;
+    the charge never exceeds the budget."""
+    best_from = None
     for budget in range(0, 400, 5):
         result = select(cache, QUERY, budget)
         sel = result["selection"]
@@ -113,12 +114,13 @@ def test_the_smallest_budget_that_holds_a_document_gets_an_excerpt(cache: Native
             assert sel["documents_excluded_by_budget"] == 2  # retry and weak (stub: not used)
             continue
         assert _whole_charge(result) <= budget
-        if first_doc is None:
-            first_doc = budget
-            best = result["documents"][0]
-            assert best["id"] == "retry-retrying-failed-uploads" and "excerpt" in best["source"]
-            assert best["why"]["term_matches"] > 0
-    assert first_doc is not None and first_doc <= 300
+        best = result["documents"][0]
+        if best["id"] == "retry-retrying-failed-uploads":
+            assert "excerpt" in best["source"] and best["why"]["term_matches"] > 0
+            best_from = best_from or budget
+        else:
+            assert best_from is None  # once the best section fits, it stays first
+    assert best_from is not None and best_from <= 300
 
 
 def test_budget_50_and_0_say_that_sections_matched(cache: NativeCache) -> None:
