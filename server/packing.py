@@ -30,8 +30,11 @@ decides, for each, whether it goes in whole, as an excerpt, or not at all:
    <the section's tokens>}``.
 4. Not used: a section whose own text is (almost) only its heading (at most
    ``empty_terms`` terms beyond it, the ranking's "near-empty" rule) never takes budget:
-   a one-line stub tells an agent nothing. Sections under the relevance floor never
-   reach the packer (``rank_concepts``).
+   a one-line stub tells an agent nothing; nor a table of contents: a section holding a
+   ``toctree`` directive (the index says which) whose text beyond its heading is only
+   ``toctree`` directives (RST or MyST) and list items that are a bare link; the pages it
+   names are sections of their own. Sections under the relevance floor never reach the
+   packer (``rank_concepts``).
 5. Counted: a section that goes in neither whole nor as an excerpt counts in
    ``documents_excluded_by_budget``, so an answer with no document but a positive count
    says that sections matched and the budget was too small for them. A budget smaller
@@ -60,6 +63,11 @@ from .query_limits import why_terms
 _META_MEMO = "packing-least-metadata"
 MARGIN = (9, 8)  # charge = ceil(estimate x 9 / 8)
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_LINK_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s+\[[^\]]*\]\([^)]*\)")
+_MYST_TOCTREE = re.compile(r"(`{3,}|~{3,})\{toctree\}")
+_TOCTREE_TERM = "toctre"  # what "toctree" indexes as: only sections holding it are read
+_TOC_MEMO = "packing-toctree-sections"
+_RULE_CHARS = frozenset("=-~^*+#\"'`:._")
 
 # No document is charged less than this skeleton's estimate (empty strings and lists).
 MIN_DOCUMENT = estimate_tokens(dumps({
@@ -108,6 +116,32 @@ def block_starts(lines: list[str], fine: bool) -> list[int]:
     return starts
 
 
+def is_navigation(text: str, title: str) -> bool:
+    """True when ``text`` holds nothing beyond its heading (``title`` and RST rules) but
+    ``toctree`` directives (RST, or MyST fenced; options and entries included) and list
+    items that are a bare Markdown link."""
+    fence = ""  # the fence of the MyST toctree we are in
+    in_rst = False
+    for line in text.splitlines():
+        bare = line.strip()
+        if fence:
+            if bare.startswith(fence) and not set(bare) - {fence[0]}:
+                fence = ""
+            continue
+        if in_rst and (not bare or line[0] in " \t"):
+            continue
+        in_rst = bare.startswith(".. toctree::")
+        myst = _MYST_TOCTREE.match(bare)
+        if myst:
+            fence = myst.group(1)
+        if in_rst or myst or not bare or bare == title or _LINK_ITEM.fullmatch(bare):
+            continue
+        if bare.lstrip("#").strip() == title or not set(bare) - _RULE_CHARS:
+            continue  # the heading's Markdown form, an RST under- or overline
+        return False
+    return True
+
+
 class Packer:
     """Takes the ranked sections of one answer, best first, within ``budget``."""
 
@@ -130,6 +164,9 @@ class Packer:
         lens = self.cache.index.lens
         if lens[2][d] - lens[0][d] <= self.empty_terms:
             return  # a stub: never worth budget (rule 4)
+        if d in self._toctree_sections() and is_navigation(
+                self.cache.section_text(d), heading_path(self.cache, d)[-1]):
+            return  # a table of contents: never worth budget (rule 4)
         if self.left < MIN_DOCUMENT:  # no document fits any more: nothing to look at
             self.excluded += 1
             return
@@ -157,6 +194,14 @@ class Packer:
         self.left -= cost
         self.used += doc["tokens"]
         self.documents.append(doc)
+
+    def _toctree_sections(self) -> set[int]:
+        """The sections whose text holds a toctree directive (per loaded cache)."""
+        memo = self.cache.index.memo
+        got = memo.get(_TOC_MEMO)
+        if got is None:
+            got = memo[_TOC_MEMO] = set(self.cache.index.postings(_TOCTREE_TERM)[0])
+        return got
 
     def _least_metadata(self, d: int) -> int:
         """What section ``d``'s metadata costs at least (score 0.0, no heading path, the

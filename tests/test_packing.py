@@ -16,7 +16,7 @@ from doc_index.indexer.tokens import estimate_tokens
 from doc_index.server.jsonout import dumps
 from doc_index.server.native_cache import NativeCache, load_native_cache
 from doc_index.server.native_selection import rank, select
-from doc_index.server.packing import block_starts, doc_charge, frame_charge
+from doc_index.server.packing import block_starts, doc_charge, frame_charge, is_navigation
 
 FILLER = ("The service reads its settings once at start and keeps them for the whole "
           "run, so a change needs a restart of every process that uses them. ")
@@ -31,6 +31,8 @@ LONG = (
 DOCS = {
     "retry.md": LONG,
     "stub.md": "# Retry Upload\n\nSee retry.\n",
+    "nav.rst": ("Guides\n======\n\n.. toctree::\n   :maxdepth: 2\n\n"
+                "   retry-failed-upload\n   storage\n   weak\n"),
     "other.md": "# Storage\n\nAn upload goes to the bucket the settings name.\n",
     "weak.md": ("# Notes\n\n" + FILLER * 3 + "A failed job may be retried by hand.\n"),
 }
@@ -93,13 +95,26 @@ def test_block_starts_keep_code_blocks_and_indented_text_whole() -> None:
     assert block_starts(lines, fine=True) == [0, 2, 3, 5, 13]
 
 
-def test_stubs_never_take_budget(cache: NativeCache) -> None:
+def test_stubs_and_tables_of_contents_never_take_budget(cache: NativeCache) -> None:
     ranked = [sid for _, sid, _ in rank(cache, QUERY)]
-    assert "stub-retry-upload" in ranked  # it matches, and ranks
+    stub, toc = "stub-retry-upload", "nav-guides"
+    assert stub in ranked and toc in ranked  # they match, and rank
     result = select(cache, QUERY, 100_000)
-    assert "stub-retry-upload" not in [d["id"] for d in result["documents"]]
+    assert stub not in [d["id"] for d in result["documents"]]
+    assert toc not in [d["id"] for d in result["documents"]]
     # Not used is not "excluded by budget": nothing was left out for lack of room.
     assert result["selection"]["documents_excluded_by_budget"] == 0
+
+
+def test_navigation_is_only_toctrees_and_bare_links() -> None:
+    assert is_navigation("Notes\n=====\n\n.. toctree::\n   :maxdepth: 2\n\n   design\n",
+                         "Notes")
+    assert is_navigation("# Guide\n\n- [One](one.md)\n1. [Two](two.md)\n", "Guide")
+    assert not is_navigation("# Guide\n\nRead these first:\n\n- [One](one.md)\n", "Guide")
+    assert not is_navigation("Notes\n=====\n\n.. toctree::\n\n   design\n\nMore text.\n",
+                             "Notes")
+    assert is_navigation("# API\n\n```{toctree}\n:maxdepth: 1\n\napi/app\n```\n", "API")
+    assert not is_navigation("# API\n\n```{toctree}\napi/app\n```\n\nSee also.\n", "API")
 
 
 def test_small_budgets_get_an_excerpt_of_the_best_section(cache: NativeCache) -> None:
@@ -111,7 +126,8 @@ def test_small_budgets_get_an_excerpt_of_the_best_section(cache: NativeCache) ->
         result = select(cache, QUERY, budget)
         sel = result["selection"]
         if not result["documents"]:
-            assert sel["documents_excluded_by_budget"] == 2  # retry and weak (stub: not used)
+            # retry and weak: the stub and the table of contents are never counted
+            assert sel["documents_excluded_by_budget"] == 2
             continue
         assert _whole_charge(result) <= budget
         best = result["documents"][0]
