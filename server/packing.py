@@ -175,12 +175,11 @@ class Packer:
         if meta + section["tokens"] > self.left and 2 * meta > self.left:
             self.excluded += 1
             return
+        text = self.cache.section_text(d)
         first = self.lines.first_line(d)
         path = heading_path(self.cache, d)
         source = {"file": section["file"], "title": path[-1], "path": path,
-                  "lines": [first, first]}
-        text = self.cache.section_text(d)
-        source["lines"] = [first, first + line_count(text) - 1]
+                  "lines": [first, first + line_count(text) - 1]}
         shown, matches = self.whole_why(d)
         doc = _document(section_id, section["version"], text, score, section["tokens"],
                         shown, matches, self.cache.index.words[d], source)
