@@ -7,10 +7,11 @@ document of a native answer carries ``source``::
      "path": ["Using SQLite 3 with Flask", "Easy Querying"], "lines": [61, 96]}
 
 ``file`` is the repository-relative path of the raw file, ``title`` the section's heading,
-``path`` its heading path (the titles of its ancestors, then its own) and ``lines`` the
-first and last line of the section in the raw file (1-based, inclusive; raw files keep the
-source's lines, ``\\r\\n`` read as one). A document that is an excerpt adds ``excerpt``
-(see ``server.packing``). Context Engine v0 answers never carry it.
+``path`` its heading path (the titles of its ancestors, then its own; a file's untitled
+root section is left out) and ``lines`` the first and last line of the section in the raw
+file (1-based, inclusive; raw files keep the source's lines, ``\\r\\n`` read as one). A
+document that is an excerpt adds ``excerpt`` (see ``server.packing``). Context Engine v0
+answers never carry it.
 
 The start line is counted at resolve time, for selected sections only, as the newlines
 before the section's first byte in its raw file: no build-time field, so every cache of
@@ -44,7 +45,8 @@ def _index_of(cache: NativeCache) -> dict[str, int]:
 
 def heading_path(cache: NativeCache, d: int) -> list[str]:
     """The titles of section ``d``'s ancestors, outermost first, then its own title
-    (remembered per loaded cache)."""
+    (remembered per loaded cache). The untitled root section of a file (its text before
+    the first heading, such as RST labels) is an ancestor with no title: left out."""
     paths = cache.index.memo.setdefault(_PATHS_MEMO, {})
     got = paths.get(d)
     if got is None:
@@ -66,7 +68,8 @@ def _heading_path(cache: NativeCache, d: int) -> tuple[str, ...]:
         title = section.get("title")
         if not isinstance(title, str):
             raise ContextError("cache_invalid", "section title is not a string")
-        path.append(title)
+        if title or current == d:  # an untitled root section (text before a file's
+            path.append(title)     # first heading) names nothing
         parent = section.get("parent")
         if parent is None:
             current = None

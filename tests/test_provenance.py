@@ -26,6 +26,7 @@ GUIDE = (
     "## Proxies\n\nPut nginx in front of gunicorn.\n"
 )
 SETUP = (
+    ".. _setup:\r\n\r\n"
     "Setup\r\n=====\r\n\r\nInstall it first.\r\n\r\n"
     "Gunicorn Settings\r\n-----------------\r\n\r\n"
     "Set the gunicorn timeout to thirty seconds when workers start slowly.\r\n"
@@ -56,11 +57,12 @@ def test_source_names_file_title_heading_path_and_lines(root: Path) -> None:
     # The line range is the section's place in the raw file (front matter counted).
     raw = (root / "local-docs" / "deploy/guide.md").read_text("utf-8").splitlines(True)
     assert "".join(raw[12:17]) == workers["content"]
-    # CRLF source: raw files keep the lines, one per \r\n.
+    # CRLF source: raw files keep the lines, one per \r\n. The file's untitled root
+    # section (the label before its first heading) is no part of the heading path.
     settings = docs["setup-gunicorn-settings"]["source"]
     assert settings == {"file": "setup.rst", "title": "Gunicorn Settings",
-                        "path": ["Setup", "Gunicorn Settings"], "lines": [6, 9]}
-    assert SETUP.split("\r\n")[5] == "Gunicorn Settings"
+                        "path": ["Setup", "Gunicorn Settings"], "lines": [8, 11]}
+    assert SETUP.split("\r\n")[7] == "Gunicorn Settings"
 
 
 def test_lines_of_many_sections_of_one_file(tmp_path: Path) -> None:
