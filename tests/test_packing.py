@@ -176,3 +176,33 @@ def test_same_answer_bytes_across_two_builds(cache_dir: Path, tmp_path: Path) ->
     finally:
         other.close()
         first.close()
+
+
+def test_excerpts_after_the_first_document_carry_more_than_their_metadata(
+        tmp_path: Path) -> None:
+    """Below the first document, an excerpt whose content is smaller than its own
+    metadata's charge is not returned: crumbs do not earn their tokens."""
+    para = ("A failed upload is retried after a pause, and the pause grows with every "
+            "retry of the upload. ")
+    docs = {f"{name}.md": f"# {title}\n\n" + "".join(f"{para}Step {i}.\n\n" for i in range(12))
+            for name, title in (("a", "Upload Retries"), ("b", "Retrying an Upload"))}
+    build(write_tree(tmp_path / "src" / "docs", docs), tmp_path / "root", full=True)
+    cache = load_native_cache(tmp_path / "root" / "local-docs")
+    later = 0
+    try:
+        for budget in range(300, 1600, 10):
+            result = select(cache, "retry upload", budget)
+            assert _whole_charge(result) <= budget
+            for doc in result["documents"][1:]:
+                if "excerpt" not in doc["source"]:
+                    continue
+                later += 1
+                first = doc["source"]["lines"][0]
+                empty = {**doc, "content": "", "tokens": 0,
+                         "why": {"query_terms": [], "term_matches": 0, "total_words": 0},
+                         "source": {**doc["source"],
+                                    "excerpt": {"lines": [first, first], "of_tokens": 0}}}
+                assert doc["tokens"] >= doc_charge(empty), budget
+    finally:
+        cache.close()
+    assert later  # the rule was exercised
