@@ -10,6 +10,10 @@ rounds repeat until one changes nothing or ``Search.rounds`` is reached. The tun
 are then scored on the other corpus's dev questions, next to the defaults, with the same
 ``rank`` and ``select`` the product runs (``params`` passed in, caches loaded once).
 
+The search starts from the shipped defaults, and those (like the ranking's features) were
+chosen looking at both dev corpora: the figures show how much retuning on one corpus moves
+the other, not a score of a ranking designed without ever seeing it.
+
 ``run`` takes built corpora (``bench.quality.Corpus``: ``cache``, ``keys``, ``ids``) and
 returns plain data for ``results.json``; ``bench/quality.py`` adds the BM25 figures.
 """
