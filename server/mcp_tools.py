@@ -73,18 +73,19 @@ def tool_definitions(style: str) -> list[dict[str, Any]]:
         list_caches=published_name(LIST_CACHES, style)
     )
     read_only = {
-        "readOnlyHint": True,
         "destructiveHint": False,
         "idempotentHint": True,
         "openWorldHint": False,
+        "readOnlyHint": True,
     }
+    # Keys in the order the SDK's Tool model writes them (fields by name, then extra keys):
+    # the early answer (mcp_early) sends these dicts as they are, the same bytes.
     return [
         {
-            "name": published_name(RESOLVE, style),
+            "annotations": read_only,
             "description": "Resolve a natural-language query against a pre-built context cache "
             "and return a deterministic, explainable set of documents within a token budget.",
             "inputSchema": {
-                "type": "object",
                 "properties": {
                     "cache": cache_property,
                     "query": {"type": "string", "description": "Natural-language query"},
@@ -96,26 +97,27 @@ def tool_definitions(style: str) -> list[dict[str, Any]]:
                     },
                 },
                 "required": ["cache", "query", "budget"],
+                "type": "object",
                 "additionalProperties": False,
             },
-            "annotations": read_only,
+            "name": published_name(RESOLVE, style),
         },
         {
-            "name": published_name(LIST_CACHES, style),
+            "annotations": read_only,
             "description": "List the context caches under the server's cache root.",
-            "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
-            "annotations": read_only,
+            "inputSchema": {"properties": {}, "type": "object", "additionalProperties": False},
+            "name": published_name(LIST_CACHES, style),
         },
         {
-            "name": published_name(INSPECT_CACHE, style),
+            "annotations": read_only,
             "description": "Inspect a context cache: version, document count, size, validity.",
             "inputSchema": {
-                "type": "object",
                 "properties": {"cache": cache_property},
                 "required": ["cache"],
+                "type": "object",
                 "additionalProperties": False,
             },
-            "annotations": read_only,
+            "name": published_name(INSPECT_CACHE, style),
         },
     ]
 
@@ -126,6 +128,18 @@ class ToolReply:
 
     text: str
     is_error: bool = False
+
+
+def tool_result(reply: ToolReply) -> dict[str, Any]:
+    """The tools/call result: one text item, and ``isError`` only when true.
+
+    Keys in the order the SDK's result models write them, so an early answer
+    (mcp_early) and the SDK's answer are the same bytes.
+    """
+    result: dict[str, Any] = {"content": [{"text": reply.text, "type": "text"}]}
+    if reply.is_error:
+        result["isError"] = True
+    return result
 
 
 Backend = Any  # a module-like object with resolve / inspect_cache / list_caches

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import SAFETY_TIMEOUT
+from doc_index.server.mcp_early import EarlyAnswers
 from doc_index.server.mcp_server import fast_initialize
 from doc_index.server.mcp_tools import CANONICAL_NAMES, ToolCalls, tool_definitions
 from doc_index.server.mcp_wire import (
@@ -184,6 +185,21 @@ def test_reader_answers_only_an_opening_initialize() -> None:
         "clientInfo": {"name": "c", "version": "1"}}
     reader.handle_line(json.dumps(init).encode())
     assert len(wire.frames) == 1  # a second initialize is the SDK's to answer
+
+
+def test_early_answers_keep_everything_else_in_order(root: Path) -> None:
+    wire = MemoryWire()
+    early = EarlyAnswers(wire, ToolCalls(root, RecordingBackend()), [{"name": "t"}])
+    ready = object()
+    init = Inbound({"jsonrpc": "2.0", "id": 0, "method": "initialize"}, answered={})
+    before_init = Inbound({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    ping = Inbound({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    listing = Inbound({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+    inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
+    for item in (before_init, init, ping, listing, EOF, ready):
+        inbox.put(item)
+    assert early.until(inbox, ready) == [before_init, init, ping, EOF]
+    assert wire.frames == [b'{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"t"}]}}']
 
 
 def test_reader_puts_eof_when_stdin_ends() -> None:
