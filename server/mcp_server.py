@@ -56,8 +56,9 @@ def instructions(style: str) -> str:
     list_caches = published_name(LIST_CACHES, style)
     resolve = published_name(RESOLVE, style)
     return (
-        f"Read-only documentation caches. Call {list_caches} to see the cache names, then "
-        f"{resolve} with a cache name, a query and a token budget to get the relevant sections."
+        f"Read-only documentation caches, one per project, split into sections. Call "
+        f"{list_caches} for the cache names, then {resolve} with a cache name, a question in "
+        f"the user's words and a token budget (2000 to start) to get the sections that answer it."
     )
 
 

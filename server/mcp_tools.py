@@ -53,11 +53,35 @@ CANONICAL_NAMES: dict[str, str] = {
     **{name.replace(".", "_"): name for name in DOTTED_NAMES},
 }
 
-_CACHE_PROPERTY = {
-    "type": "string",
-    "description": "Name of a cache directory under the server's cache root "
-    "(as listed by {list_caches}).",
-}
+# What an agent reads on every session (tools/list): what a cache is, how to ask, what
+# budget to start with. {list_caches} and {resolve} become the published tool names. The
+# resolve text starts with the sentence of specs/context.resolve.md "Tool Description".
+RESOLVE_DESCRIPTION = (
+    "Resolve a natural-language query against a pre-built context cache and return a "
+    "deterministic, explainable set of documents within a token budget. "
+    "A cache is one project's documentation split into sections; each document is one "
+    "section and names its file and heading; a section cut to fit is marked as an excerpt. "
+    "No documents but selection.documents_excluded_by_budget > 0: the matches did not fit, "
+    "ask again with a larger budget."
+)
+LIST_CACHES_DESCRIPTION = (
+    "List the documentation caches, one per project. `path` is the name to pass as `cache` "
+    "and tells projects apart (`<owner>-<name>` for a git repository, e.g. `pallets-flask`); "
+    "has_manifest false: not usable. Call this first."
+)
+INSPECT_CACHE_DESCRIPTION = (
+    "Inspect a context cache: format version, number of sections (document_count), size in "
+    "bytes, validity. Not needed before {resolve}."
+)
+CACHE_PARAMETER = "Cache name from {list_caches}, e.g. `pallets-flask`."
+QUERY_PARAMETER = (
+    "A question or keywords in the user's words; name the API, function, option or error "
+    "message if known."
+)
+BUDGET_PARAMETER = (
+    "Most tokens the answer may use: start with 2000; 8000 for broad questions, 500 for a "
+    "quick lookup."
+)
 
 
 def published_name(canonical: str, style: str) -> str:
@@ -68,10 +92,11 @@ def tool_definitions(style: str) -> list[dict[str, Any]]:
     """The tools/list entries, in the spec's order, for tool-name ``style``."""
     if style not in TOOL_NAME_STYLES:
         raise ValueError(f"unknown tool-name style {style!r}")
-    cache_property = dict(_CACHE_PROPERTY)
-    cache_property["description"] = cache_property["description"].format(
-        list_caches=published_name(LIST_CACHES, style)
-    )
+    names = {
+        "list_caches": published_name(LIST_CACHES, style),
+        "resolve": published_name(RESOLVE, style),
+    }
+    cache_property = {"type": "string", "description": CACHE_PARAMETER.format(**names)}
     read_only = {
         "destructiveHint": False,
         "idempotentHint": True,
@@ -83,17 +108,16 @@ def tool_definitions(style: str) -> list[dict[str, Any]]:
     return [
         {
             "annotations": read_only,
-            "description": "Resolve a natural-language query against a pre-built context cache "
-            "and return a deterministic, explainable set of documents within a token budget.",
+            "description": RESOLVE_DESCRIPTION.format(**names),
             "inputSchema": {
                 "properties": {
                     "cache": cache_property,
-                    "query": {"type": "string", "description": "Natural-language query"},
+                    "query": {"type": "string", "description": QUERY_PARAMETER},
                     "budget": {
                         "type": "integer",
                         "minimum": 0,
                         "maximum": MAX_BUDGET,
-                        "description": "Maximum token budget",
+                        "description": BUDGET_PARAMETER,
                     },
                 },
                 "required": ["cache", "query", "budget"],
@@ -104,13 +128,13 @@ def tool_definitions(style: str) -> list[dict[str, Any]]:
         },
         {
             "annotations": read_only,
-            "description": "List the context caches under the server's cache root.",
+            "description": LIST_CACHES_DESCRIPTION,
             "inputSchema": {"properties": {}, "type": "object", "additionalProperties": False},
             "name": published_name(LIST_CACHES, style),
         },
         {
             "annotations": read_only,
-            "description": "Inspect a context cache: version, document count, size, validity.",
+            "description": INSPECT_CACHE_DESCRIPTION.format(**names),
             "inputSchema": {
                 "properties": {"cache": cache_property},
                 "required": ["cache"],
