@@ -120,4 +120,7 @@ def test_results_json(quick_report: Path) -> None:
         assert corpus["in_process"]["warm_loads"] == 1
         assert corpus["in_process"]["warm_ms"]["median"] > 0
         assert corpus["mcp"]["rss_warm_mb"]["median"] > 5
+    first = results["resolve"]["first_answer"]  # spawn to first answer, before and after
+    assert all(len(first[c][k]) == first["runs"] for c in ("bytecode", "no_bytecode")
+               for k in ("before_s", "after_s"))
     assert results["quality"]["metrics"]["all"]["n"] == 50
