@@ -108,6 +108,9 @@ def test_results_json(quick_report: Path) -> None:
     for stage in ("build", "git", "resolve", "quality", "tokens"):
         assert stage in results, stage
     assert all(math.isfinite(x) for x in _walk(results))
+    first = results["resolve"]["first_answer"]  # spawn to first answer, before and after
+    assert all(len(first[c][k]) == first["runs"] for c in ("bytecode", "no_bytecode")
+               for k in ("before_s", "after_s"))
     build = results["build"]["corpora"]
     assert {"fastapi-docs", "flask-docs", "fastapi-x5"} <= set(build)
     for corpus in build.values():
@@ -120,7 +123,4 @@ def test_results_json(quick_report: Path) -> None:
         assert corpus["in_process"]["warm_loads"] == 1
         assert corpus["in_process"]["warm_ms"]["median"] > 0
         assert corpus["mcp"]["rss_warm_mb"]["median"] > 5
-    first = results["resolve"]["first_answer"]  # spawn to first answer, before and after
-    assert all(len(first[c][k]) == first["runs"] for c in ("bytecode", "no_bytecode")
-               for k in ("before_s", "after_s"))
     assert results["quality"]["metrics"]["all"]["n"] == 50
