@@ -370,9 +370,10 @@ def _first_answer(fa: dict[str, Any]) -> str:
         f"**Spawn to the first answer** (fastapi-docs, `{fa['query']}`): a client writes "
         f"`initialize`, `notifications/initialized` and `tools/call` at once, as clients do "
         f"at start-up. *waiting for the SDK*: the call is answered once the SDK import is "
-        f"done (how the server answered before); *answered early*: `doc-index serve` as it "
-        f"is, which answers `tools/list` and `tools/call` while the SDK is still being "
-        f"imported. Medians of {fa['runs']} spawns each, alternating, same run; *no "
+        f"done (how the server answered before); *answered early*: the server as "
+        f"`doc-index serve` runs it, answering `tools/list` and `tools/call` while the SDK "
+        f"is still being imported (both: `mcp_server.run` in `python -c`). Medians of "
+        f"{fa['runs']} spawns each, alternating, same run; *no "
         f"bytecode*: `PYTHONDONTWRITEBYTECODE=1` with an empty `PYTHONPYCACHEPREFIX`, every "
         f"module compiled from source as on a CI runner without `.pyc` files.",
         table(("", "spawn to initialize ms", "first answer, waiting for the SDK ms",
