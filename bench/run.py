@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import build_speed, corpora, resolve_speed
+from . import build_speed, corpora, mcp_latency, resolve_speed
 from .corpora import REPO, SHARED_CORPORA, WORK, Corpus
 from .stats import Summary
 
@@ -196,6 +196,8 @@ def stage_resolve(cfg: Config, cs: list[Corpus], work: Path, queries: Path) -> d
             "mcp": resolve_speed.mcp(root, c.key, qs, cfg.mcp_spawns, cfg.mcp_calls),
         }
         out["corpora"][c.name] = entry
+        if c.name == "fastapi-docs":  # spawn to first answer, with and without early answers
+            out["first_answer"] = mcp_latency.first_answer(root, c.key, qs[0], 2 * cfg.mcp_spawns)
     init = [v for e in out["corpora"].values() for v in e["mcp"]["initialize_raw_s"]]
     out["initialize_s"] = Summary.of(init).as_dict() if init else None
     return out

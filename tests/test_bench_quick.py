@@ -109,6 +109,9 @@ def test_results_json(quick_report: Path) -> None:
     for stage in ("build", "git", "resolve", "quality", "tokens"):
         assert stage in results, stage
     assert all(math.isfinite(x) for x in _walk(results))
+    first = results["resolve"]["first_answer"]  # spawn to first answer, before and after
+    assert all(len(first[c][k]) == first["runs"] for c in ("bytecode", "no_bytecode")
+               for k in ("before_s", "after_s"))
     build = results["build"]["corpora"]
     assert {"fastapi-docs", "flask-docs", "fastapi-x5"} <= set(build)
     for corpus in build.values():
