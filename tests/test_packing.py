@@ -184,13 +184,13 @@ def test_excerpts_after_the_first_document_carry_more_than_their_metadata(
     metadata's charge is not returned: crumbs do not earn their tokens."""
     para = ("A failed upload is retried after a pause, and the pause grows with every "
             "retry of the upload. ")
-    docs = {f"{name}.md": f"# {title}\n\n" + "".join(f"{para}Step {i}.\n\n" for i in range(12))
-            for name, title in (("a", "Upload Retries"), ("b", "Retrying an Upload"))}
+    docs = {f"{name}.md": f"# {title}\n\n" + "".join(f"{para}Step {i}.\n\n" for i in range(n))
+            for name, title, n in (("a", "Upload Retries", 12), ("b", "Notes", 30))}
     build(write_tree(tmp_path / "src" / "docs", docs), tmp_path / "root", full=True)
     cache = load_native_cache(tmp_path / "root" / "local-docs")
     later = 0
     try:
-        for budget in range(300, 1600, 10):
+        for budget in range(300, 2500, 20):
             result = select(cache, "retry upload", budget)
             assert _whole_charge(result) <= budget
             for doc in result["documents"][1:]:
