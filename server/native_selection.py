@@ -26,7 +26,12 @@ Principles (each one a class of questions, none a single question; measured with
 4. Heading precision: a heading made of query words is the likeliest answer. Bonus =
    0.2 x (share of the heading's terms the query matches) x (idf mass of the concepts the
    heading holds), added outside BM25 saturation, which otherwise drowns the heading in a
-   long body.
+   long body. It needs two of the query's concepts in the heading (one for a one-concept
+   query): many headings are one generic word of their domain ("Commands", "Requests",
+   "Example"), and such a heading holding one word of a longer question is weak evidence
+   (it keeps its BM25F heading weight). On documentation the ranking was not designed on
+   (fresh-2: click, httpx, sqlalchemy) this gained MRR on each corpus (+0.01 to +0.03),
+   dev and fresh-1 unchanged within one rank (``bench/ablation.py``).
 5. Page evidence: paraphrased questions often name what a page is about rather than the
    words of the answering section. Each section's score is multiplied by
    1 + 0.5 x (BM25 of its whole file for the query) / (the query's idf mass), in
@@ -94,6 +99,7 @@ class Params:
     empty_terms: int = 3  # "almost no body": at most this many body terms beyond the title
     related: float = 0.5  # a related word (``semantic``) of a word the cache lacks; 0: off
     related_count: int = 1  # related words that stand in for one query word (best first)
+    title_concepts: int = 2  # the heading bonus needs this many query concepts in the heading
 
 
 PARAMS = Params()
@@ -341,6 +347,7 @@ def rank_concepts(cache: NativeCache, concepts: list[Concept],
     page: dict[int, float] = {}
     title_w: dict[int, float] = {}
     title_tf: dict[int, int] = {}
+    title_n: dict[int, int] = {}  # query concepts in the heading
     for i in live:
         # Forms whose terms never occur play no part.
         forms = [f for f in cforms[i] if any(terms[t].docs for t, _ in f)]
@@ -369,10 +376,15 @@ def rank_concepts(cache: NativeCache, concepts: list[Concept],
         w = bound[i]
         for d in hit:
             title_w[d] = title_w.get(d, 0.0) + w
+            title_n[d] = title_n.get(d, 0) + 1
     lens0 = cache.index.lens[0]
+    # A heading holding one word of a longer question is weak evidence: many headings
+    # are one generic word of their domain ("Commands", "Requests", "Example").
+    need = min(params.title_concepts, len(live))
     for d, w in title_w.items():
-        precision = title_tf[d] / lens0[d]
-        raw[d] += tb * (precision if precision < 1.0 else 1.0) * w
+        if title_n[d] >= need:
+            precision = title_tf[d] / lens0[d]
+            raw[d] += tb * (precision if precision < 1.0 else 1.0) * w
 
     factor = [1.0] * len(tables.file_norm)
     for f, p in page.items():
