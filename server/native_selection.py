@@ -36,10 +36,14 @@ Principles (each one a class of questions, none a single question; measured with
    words of the answering section. Each section's score is multiplied by
    1 + 0.5 x (BM25 of its whole file for the query) / (the query's idf mass), in
    [1, 1.5). (Weight 1.0 scored the same on the dev questions and worse on fresh ones.)
-6. Priors: release notes (a changelog-named file or folder, or under a version-number
-   heading) x 0.5, since they mention every feature in passing; a heading with (almost)
-   no text of its own (at most 3 terms beyond the heading) x 0.5, since it tells an agent
-   nothing.
+6. Priors: release notes x 0.5, since they mention every feature in passing; a heading
+   with (almost) no text of its own (at most 3 terms beyond the heading) x 0.5, since it
+   tells an agent nothing. Release notes are what a file's own name says (``CHANGES``,
+   ``changelog_14``, ``release-notes``; a number-named file in a changelog folder) or a
+   section under a version-number heading; a folder's name alone is not enough, and
+   "what's new" and migration pages are not release notes: they explain features in prose
+   and are the answers to upgrade questions (sqlalchemy's ``changelog/`` folder holds 760
+   such sections; demoting them cost its fresh questions 0.17 MRR).
 7. Selectable: a section whose own text holds a query term (a match in its heading path
    only ranks it, never selects it), scoring at least 0.25 x the best (a relative floor,
    so weak matches never fill the budget), and not an exact duplicate (same version) of
@@ -58,6 +62,16 @@ relevance feedback (query drift: MRR -0.2), larger heading weights or bonuses (e
 questions up, hard ones down). Parameters sit on a flat optimum: tuned on flask alone they
 give fastapi 0.76 MRR@10, tuned on fastapi alone flask 0.84 (0.88 and 0.76 with the
 defaults).
+
+Checked on documentation the ranking was not designed on (issue 14; ``bench/ablation.py``,
+aggregates of fresh-2 per corpus only) and left out, because no setting helped every set:
+k1 0.9 (sqlalchemy +0.04, flask -0.02), body b 0.5 or 0.9, page evidence 0.25 or off
+(sqlalchemy +0.07 off, dev -0.02), page evidence from the page's headings instead of its
+text (dev -0.02), length averages without the release notes or by the median (sqlalchemy's
+16 changelog sections hold 40% of its text; no gain), role markup (``:class:``) left out
+of the body terms (no gain), heading-field idf for the heading bonus (within noise), and a
+reciprocal-rank fusion with plain BM25 (about +0.01 on each set, under one question:
+not worth a second ranking whose scores the budget floor could not use).
 """
 
 from __future__ import annotations
