@@ -41,8 +41,8 @@ Principles (each one a class of questions, none a single question; measured with
    tells an agent nothing. Release notes are what a file's own name says (``CHANGES``,
    ``changelog_14``, ``release-notes``; a number-named file in a changelog folder) or a
    section under a version-number heading; a folder's name alone is not enough, and
-   "what's new" and migration pages are not release notes: they explain features in prose
-   and are the answers to upgrade questions (sqlalchemy's ``changelog/`` folder holds 760
+   "what's new" and migration pages are not release notes: they explain features in
+   prose and answer upgrade questions (sqlalchemy's ``changelog/`` folder holds about 740
    such sections; demoting them cost its fresh questions 0.17 MRR).
 7. Selectable: a section whose own text holds a query term (a match in its heading path
    only ranks it, never selects it), scoring at least 0.25 x the best (a relative floor,
