@@ -40,9 +40,11 @@ def _parser() -> argparse.ArgumentParser:
 
     build = sub.add_parser("build", parents=[common], help="index a directory or git repository")
     build.add_argument("source", help="a local directory, or a git URL / bare repository path")
-    build.add_argument("--name", help="cache name (default: the directory or repository name)")
+    build.add_argument("--name", help="the cache's name, exactly (default: from the source)")
     build.add_argument("--ref", help="git only: the branch, tag or commit to index")
     build.add_argument("--full", action="store_true", help="re-parse every file")
+    build.add_argument("--replace", action="store_true",
+                       help="replace a cache of that name built from another source")
     build.add_argument("--max-file-bytes", type=_file_bytes, default=None,
                        help="skip files larger than this (default 10 MB, at most 1 GiB)")
 
@@ -116,7 +118,7 @@ def _run(args: argparse.Namespace) -> int:
         from .build import run_build
 
         return run_build(args.source, args.root, name=args.name, ref=args.ref, full=args.full,
-                         max_bytes=args.max_file_bytes)
+                         replace=args.replace, max_bytes=args.max_file_bytes)
     if command == "serve":
         from .server.mcp_server import run
 

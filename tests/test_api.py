@@ -28,10 +28,10 @@ def root(tmp_path: Path) -> Path:
 def test_build_list_inspect_resolve_delete_as_a_library(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    report = doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root)
+    report = doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
     assert isinstance(report, doc_index.BuildReport)
     assert report.key == KEY and report.written and report.sections > 0
-    again = doc_index.build(str(SAMPLE_REPOS / "mdkit-docs"), root=root)
+    again = doc_index.build(str(SAMPLE_REPOS / "mdkit-docs"), root=root, name=KEY)
     assert not again.written and again.parsed == []
 
     assert doc_index.list_caches(root) == [CacheEntry(KEY, True)]
@@ -53,7 +53,7 @@ def test_build_list_inspect_resolve_delete_as_a_library(
 
 
 def test_the_objects_render_to_the_cli_bytes(root: Path) -> None:
-    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root)
+    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
     for args, text in (
         (["list"], jsonout.list_text(doc_index.list_caches(root))),
         (["inspect", KEY], jsonout.info_text(doc_index.inspect(KEY, root=root))),
@@ -68,7 +68,7 @@ def test_the_objects_render_to_the_cli_bytes(root: Path) -> None:
 def test_errors_are_typed_and_carry_their_exit_code(
     root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root)
+    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
     cases: list[tuple[object, str]] = []
     for call in (
         lambda: doc_index.resolve("no-such-cache", QUERY, 600, root=root),
@@ -103,7 +103,7 @@ def test_errors_are_typed_and_carry_their_exit_code(
 def test_every_door_refuses_the_same_budget_strings(root: Path, budget: str) -> None:
     """``doc-index resolve`` used int(): it took ``1_000``, ``+500`` and `` 500``; now it
     takes what ``context resolve`` takes (an optional ``-`` and 1-18 ASCII digits, in range)."""
-    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root)
+    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
     doc = run_cli("resolve", KEY, QUERY, "--budget", budget, "--root", str(root))
     context = subprocess.run(
         [sys.executable, "-m", "doc_index.server.context_cli", "resolve", "--cache",
