@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from ..errors import UsageError
 from .cache_names import name_problem
-from .git_run import run_git
+from .git_run import start_git, wait_git
 
 DIRECTORY = "directory"
 WORK_TREE = "git-work-tree"
@@ -182,11 +183,12 @@ def directory_source(directory: Path) -> Source:
     """The source of a local folder (``directory`` absolute and resolved): a work tree's
     (named from its ``origin``) or a plain folder's. git is asked through the one runner;
     a folder git does not know is a plain folder."""
-    top = _git_line(directory, "rev-parse", "--show-toplevel")
+    [top] = _git_lines(directory, [("rev-parse", "--show-toplevel")])
     if top is None:
         return _plain(directory, DIRECTORY, None)
-    branch = _git_line(directory, "symbolic-ref", "--quiet", "--short", "HEAD")
-    origin = _git_line(directory, "config", "--get", "remote.origin.url")
+    # in a work tree, the two other answers are asked at once (8 vs 13 ms one after the other)
+    branch, origin = _git_lines(directory, [("symbolic-ref", "--quiet", "--short", "HEAD"),
+                                            ("config", "--get", "remote.origin.url")])
     if not origin:
         return _plain(directory, WORK_TREE, branch)
     top_path = Path(top).resolve()
@@ -226,15 +228,22 @@ def _text(value: str) -> str:
     return data.decode("utf-8", "backslashreplace")
 
 
-def _git_line(cwd: Path, *args: str) -> str | None:
-    """git's one-line answer in ``cwd``, or None when git fails or is missing."""
-    try:
-        done = run_git(args, cwd=cwd)
-    except OSError:
-        return None
-    if done.status != 0:
-        return None
-    return done.out.decode("utf-8", "surrogateescape").strip() or None
+def _git_lines(cwd: Path, queries: list[tuple[str, ...]]) -> list[str | None]:
+    """git's one-line answer to each query in ``cwd``, run at once through the one runner;
+    None where git fails or is missing. (git that does not answer in time raises
+    ``GitTimeout``, as the walk that follows would.)"""
+    procs: list[subprocess.Popen[bytes] | None] = []
+    for args in queries:
+        try:
+            procs.append(start_git(args, cwd=cwd, stderr=subprocess.DEVNULL))
+        except OSError:
+            procs.append(None)
+    answers: list[str | None] = []
+    for proc in procs:
+        out = wait_git(proc, os.fspath(cwd))[0] if proc is not None else b""
+        ok = proc is not None and proc.returncode == 0
+        answers.append(out.decode("utf-8", "surrogateescape").strip() or None if ok else None)
+    return answers
 
 
 __all__ = ["KINDS", "OtherSource", "Source", "check_name", "directory_source", "git_source",
