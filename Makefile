@@ -39,9 +39,9 @@ demo: $(BASE_STAMP)
 	$(BIN)/doc-index build sample_repos/rstkit-docs --name rstkit-docs --root $(DEMO_ROOT)
 	@echo; echo "== rebuild: nothing changed, nothing parsed =="
 	$(BIN)/doc-index build sample_repos/mdkit-docs --name mdkit-docs --root $(DEMO_ROOT)
-	@echo; echo "== the caches (context.list_caches) =="
+	@echo; echo "== the caches: source, ref, commit, size, age (doc-index list) =="
 	$(BIN)/doc-index list --root $(DEMO_ROOT)
-	@echo; echo "== one cache (context.inspect_cache) =="
+	@echo; echo "== one cache (doc-index inspect) =="
 	$(BIN)/doc-index inspect mdkit-docs --root $(DEMO_ROOT)
 	@echo; echo "== an agent's question, 600-token budget (context.resolve) =="
 	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) mdkit-docs "my request times out, how do I retry it?" 600

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .cache_details import CacheDetails
     from .server.results import Answer, CacheEntry, CacheInfo
     from .store.index_store import BuildReport, Progress
 
@@ -93,6 +94,25 @@ def inspect(name: str, *, root: Path | str | None = None) -> CacheInfo:
     from .server import tools
 
     return tools.cache_info(_cache_dir(_root(root), name))
+
+
+def describe_caches(root: Path | str | None = None) -> list[CacheDetails]:
+    """Every cache under ``root`` (``list_caches``'s order) with its source, ref, commit,
+    sections, tokens, size and build time; a damaged cache is described as invalid."""
+    from .cache_details import cache_details
+
+    checked = _root(root)
+    return [cache_details(checked, entry.path) for entry in list_caches(checked)]
+
+
+def describe(name: str, *, root: Path | str | None = None) -> CacheDetails:
+    """``describe_caches``'s entry of cache ``name``; MissingCache (as ``inspect``) when
+    there is no such cache."""
+    from .cache_details import cache_details
+
+    checked = _root(root)
+    _cache_dir(checked, name)
+    return cache_details(checked, name)
 
 
 def resolve(name: str, query: str, budget: int | str, *,

@@ -14,6 +14,7 @@ from doc_index.server import jsonout
 from doc_index.server.results import Answer, CacheEntry, CacheInfo
 
 import doc_index
+from doc_index import listing
 from doc_index.errors import EXIT_CODES, DocIndexError, UsageError
 
 KEY = "local-mdkit-docs"
@@ -55,8 +56,8 @@ def test_build_list_inspect_resolve_delete_as_a_library(
 def test_the_objects_render_to_the_cli_bytes(root: Path) -> None:
     doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
     for args, text in (
-        (["list"], jsonout.list_text(doc_index.list_caches(root))),
-        (["inspect", KEY], jsonout.info_text(doc_index.inspect(KEY, root=root))),
+        (["list", "--json"], listing.list_json(doc_index.describe_caches(root))),
+        (["inspect", KEY, "--json"], listing.details_json(doc_index.describe(KEY, root=root))),
         (["resolve", KEY, QUERY, "--budget", "600"],
          jsonout.answer_text(doc_index.resolve(KEY, QUERY, 600, root=root))),
     ):

@@ -35,12 +35,12 @@ def _result(done: subprocess.CompletedProcess[bytes]) -> tuple[int, bytes, bytes
 
 
 def test_root_before_and_after_the_subcommand(built: Path, tmp_path: Path) -> None:
-    after = _result(run_cli("list", "--root", str(built)))
-    assert after[0] == 0 and b"local-docs " in after[1]
-    assert _result(run_cli("--root", str(built), "list")) == after
+    after = _result(run_cli("list", "--json", "--root", str(built)))  # (no age: no clock)
+    assert after[0] == 0 and b'"local-docs"' in after[1]
+    assert _result(run_cli("--root", str(built), "list", "--json")) == after
     # in both places the one after the subcommand wins
-    assert _result(run_cli("--root", str(tmp_path / "none"), "list", "--root", str(built))) \
-        == after
+    assert _result(run_cli("--root", str(tmp_path / "none"), "list", "--json", "--root",
+                           str(built))) == after
     elsewhere = run_cli("--root", str(built), "list", "--root", str(tmp_path / "none"))
     assert elsewhere.returncode == 4 and b"none does not exist" in elsewhere.stderr
 

@@ -417,7 +417,7 @@ def test_damaged_cache_subprocess_never_tracebacks(damaged_root: Path) -> None:
         copy = damaged_root / f"local-d{n}"
         shutil.copytree(base, copy, symlinks=True)
         damage(copy)
-    proc = run_cli("list", "--root", str(damaged_root))
+    proc = run_cli("list", "--root", str(damaged_root), "--json")
     assert proc.returncode == 0 and proc.stderr == b""
     listed = json.loads(proc.stdout)["caches"]
     assert len(listed) == len(DAMAGES) + 1

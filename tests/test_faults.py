@@ -257,7 +257,8 @@ def test_read_only_mount_build_fails_cleanly_and_serving_works(tmp_path: Path) -
             for args in (("list", "--root", str(root)), ("inspect", KEY, "--root", str(root))):
                 done = run_cli(*args)
                 assert done.returncode == 0 and done.stderr == b"", done.stderr
-            assert json.loads(run_cli("inspect", KEY, "--root", str(root)).stdout)["valid"]
+            assert json.loads(run_cli("inspect", KEY, "--root", str(root), "--json").stdout)[
+                "valid"]
         finally:
             remount(disk, "rw")
         assert cli_build(b, root).returncode == 0

@@ -4,14 +4,22 @@ it, ``--name`` is exact, and a build never silently replaces another source's ca
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import subprocess
+from datetime import datetime, timezone
 from pathlib import Path
 
-from conftest import cache_files, manifest, run_cli, write_tree
+from conftest import cache_files, manifest, run_cli, v0_cache_from, write_tree
 from doc_index.store.git_source import parse_remote, remote_source
 from doc_index.store.index_store import IndexStore
 from doc_index.store.source_identity import directory_source
 from doc_index.store.sources import scan_directory
+from freezegun import freeze_time
+
+import doc_index
+from doc_index import listing
 
 DOC = {"guide.md": "# Guide\n\nHow to retry a request after a timeout.\n"}
 
@@ -231,3 +239,104 @@ def test_a_folder_whose_path_is_not_utf8_records_a_readable_source(env: Path) ->
     done = run_cli("inspect", "--cache", str(root / "odd"), module="doc_index.server.context_cli")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["valid"] is True  # strict readers accept the manifest
+
+
+# --- list and inspect, for people and for scripts --------------------------------------------
+
+NOON = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def _columns(line: str) -> list[str]:
+    return re.split(r"\s{2,}", line.strip())
+
+
+def test_list_and_inspect_for_people(env: Path) -> None:
+    a = write_tree(env / "alpha" / "docs", DOC)
+    bare = bare_remote(env, "pallets", "flask", DOC)
+    commit = git(env / "author-flask", "rev-parse", "HEAD")
+    root = env / "root"
+    with freeze_time("2026-01-01 09:00:00"):
+        doc_index.build(a, root=root)
+        doc_index.build(bare.as_uri(), root=root, ref="main")
+    (root / "empty").mkdir()  # a directory without a manifest: an invalid cache
+    caches = doc_index.describe_caches(root)
+    lines = listing.list_text(caches, root, now=NOON).splitlines()
+    assert [_columns(line) for line in lines] == [
+        ["NAME", "SOURCE", "REF", "COMMIT", "SECTIONS", "TOKENS", "SIZE", "AGE"],
+        ["empty", "invalid: the manifest is missing, unreadable or damaged", "-", "-", "-", "-",
+         "-", "-"],
+        ["local-alpha-docs", f"directory {a.resolve()}", "-", "-", "1", "14",
+         listing.size_text(caches[1].total_bytes), "3 h ago"],
+        ["pallets-flask@main", f"git {bare.as_uri()}", "main", commit[:7], "1", "14",
+         listing.size_text(caches[2].total_bytes), "3 h ago"],
+    ]
+    details = listing.details_text(doc_index.describe("pallets-flask@main", root=root), NOON)
+    assert details == (
+        "name:          pallets-flask@main\n"
+        "format:        doc-index cache\n"
+        "valid:         yes\n"
+        f"source:        git {bare.as_uri()}\n"
+        "ref:           main\n"
+        f"commit:        {commit}\n"
+        "repo:          pallets/flask\n"
+        "sections:      1\n"
+        "tokens:        14\n"
+        f"size:          {listing.size_text(caches[2].total_bytes)} "
+        f"({caches[2].total_bytes:,} bytes)\n"
+        "indexed at:    2026-01-01T09:00:00.000000 UTC (3 h ago)\n"
+        f"cache_version: {caches[2].cache_version}\n"
+    )
+    # the CLI prints the same (its age is from the real clock)
+    done = run_cli("list", "--root", str(root))
+    assert done.returncode == 0 and done.stderr == b""
+    shown = [_columns(line) for line in done.stdout.decode().splitlines()]
+    assert [row[:7] for row in shown] == [row[:7] for row in
+                                          (_columns(line) for line in lines)]
+    done = run_cli("inspect", "pallets-flask@main", "--root", str(root))
+    assert done.returncode == 0 and done.stdout.decode().splitlines()[:10] == \
+        details.splitlines()[:10]
+
+
+def test_list_and_inspect_json_for_scripts(env: Path) -> None:
+    a = write_tree(env / "alpha" / "docs", DOC)
+    root = env / "root"
+    doc_index.build(a, root=root)
+    v0 = v0_cache_from(env, DOC)
+    os.rename(v0, root / "v0")
+    done = run_cli("list", "--root", str(root), "--json")
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(done.stdout)["caches"]
+    assert [c["name"] for c in listed] == ["local-alpha-docs", "v0"]
+    first = listed[0]
+    assert list(first) == ["name", "format", "valid", "source", "repo", "commit", "sections",
+                           "tokens", "total_bytes", "indexed_at", "cache_version", "problem"]
+    assert first["format"] == "doc-index" and first["valid"] is True
+    assert first["source"] == {"kind": "directory", "location": str(a.resolve()), "ref": None,
+                               "commit": None}
+    assert (first["sections"], first["tokens"], first["commit"]) == (1, 14, None)
+    assert listed[1]["format"] == "context-engine-v0" and listed[1]["tokens"] is None
+    done = run_cli("inspect", "local-alpha-docs", "--root", str(root), "--json")
+    assert done.returncode == 0 and json.loads(done.stdout) == first
+    # the spec outputs are unchanged: context list-caches / inspect
+    ctx = run_cli("list-caches", "--root", str(root), module="doc_index.server.context_cli")
+    assert json.loads(ctx.stdout) == {"caches": [
+        {"path": "local-alpha-docs", "has_manifest": True}, {"path": "v0", "has_manifest": True}]}
+
+
+def test_list_on_damaged_caches_gives_a_line_each(env: Path) -> None:
+    root = env / "root"
+    doc_index.build(write_tree(env / "alpha" / "docs", DOC), root=root, name="good")
+    good = (root / "good" / "manifest.json").read_bytes()
+    for name, data in (("truncated", good[:40]), ("list", b"[]"),
+                       ("bad-source", good.replace(b'"kind":"directory"', b'"kind":7'))):
+        shutil.copytree(root / "good", root / name)
+        (root / name / "manifest.json").write_bytes(data)
+    done = run_cli("list", "--root", str(root))
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    rows = {row[0]: row for row in map(_columns, done.stdout.decode().splitlines()[1:])}
+    assert sorted(rows) == ["bad-source", "good", "list", "truncated"]
+    assert rows["truncated"][1].startswith("invalid") and rows["list"][1].startswith("invalid")
+    assert rows["bad-source"][1] == "unknown: the manifest's source record is malformed"
+    for name in rows:
+        done = run_cli("inspect", name, "--root", str(root))
+        assert done.returncode == 0 and done.stderr == b"", done.stderr
