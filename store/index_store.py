@@ -378,7 +378,7 @@ class IndexStore:
     def _write(
         self, key: str, owner: str, name: str, scan: Scan, plan: BuildPlan,
         progress: Progress | None, warm: WarmWorker | None,
-        source: dict[str, Any] | None = None,
+        source_record: dict[str, Any] | None = None,
     ) -> BuildReport:
         """Execute ``plan`` into a new staging directory and swap it in (unless the live
         generation already is the result); _Untrusted when the live generation the plan
@@ -399,7 +399,7 @@ class IndexStore:
                 report.tokens = old.tokens
                 return report
             header = self._write_generation(key, owner, name, scan, plan, old, parsed,
-                                            staging, report, progress, source)
+                                            staging, report, progress, source_record)
             # Only files that are still not indexable changed: keep the live generation.
             if old is None or not _same_generation(old.header, header):
                 commit_mod.commit(staging, self.cache_dir(key))
