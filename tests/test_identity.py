@@ -340,3 +340,21 @@ def test_list_on_damaged_caches_gives_a_line_each(env: Path) -> None:
     for name in rows:
         done = run_cli("inspect", name, "--root", str(root))
         assert done.returncode == 0 and done.stderr == b"", done.stderr
+
+
+def test_control_characters_in_a_location_are_escaped_in_every_line(env: Path) -> None:
+    hostile = "\x1b]0;owned\x07\x1b[2J\r\x85\u2028\x7f"
+    a = write_tree(env / f"p{hostile}" / "docs", DOC)
+    root = env / "root"
+    done = cli_build(a, root)
+    assert done.returncode == 0, done.stderr
+    [name] = caches(root)
+    assert name.isprintable()  # the default name keeps letters, digits, '.', '-', '_'
+    other = write_tree(env / "other" / "docs", DOC)
+    outputs = [run_cli("list", "--root", str(root)).stdout,
+               run_cli("inspect", name, "--root", str(root)).stdout,
+               one_error(cli_build(other, root, "--name", name), 1).encode()]
+    for out in outputs:
+        text = out.decode()
+        assert "\\x1b]0;owned" in text, text
+        assert [c for c in text if c != "\n" and not c.isprintable()] == [], text
