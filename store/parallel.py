@@ -307,9 +307,9 @@ def _warm_parsers(jobs: list[Job]) -> None:
     _block_parser()
     _inline_parser()
     if any(is_rst_path(path) for path, _, _ in jobs):
-        from ..indexer.rst import _parser
+        from ..indexer.rst_structure import parser
 
-        _parser()
+        parser()
 
 
 def _submit(pool: Any, batch: list[tuple[str, bytes | str]], staging: str,
