@@ -86,7 +86,8 @@ def _titles_limited(text: str, limit: int | None) -> list[tuple[int, int]]:
     100 us and 6 KB per title. A title is decided by its own lines and those before it,
     so only titles near a prefix's end, whose underline or the construct around them
     the cut may change, are left out."""
-    if limit is not None:
+    # An adornment is a line: a text of fewer lines than the one looked for is not scanned.
+    if limit is not None and text.count("\n") >= 2 * limit + 2:
         nth = next(islice(_ADORNMENT_LINE.finditer(text), 2 * limit + 2, None), None)
         cut = len(text) if nth is None else nth.end()
         while cut < len(text):

@@ -171,3 +171,27 @@ def test_a_file_without_adornment_lines_is_not_given_to_docutils(
     parsed = index_file("plain.rst", b"Plain text.\n\n- a list\n\n    a quote\n")
     assert [(s.kind, s.byte_length) for s in parsed.sections] == [("part", 35)]
     assert counts["parse"] == 0
+
+
+class CountingPattern:
+    """A compiled pattern that counts its ``finditer`` calls."""
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern = pattern
+        self.calls = 0
+
+    def finditer(self, text: str) -> Any:
+        self.calls += 1
+        return self.pattern.finditer(text)
+
+
+def test_a_file_of_few_lines_is_not_scanned_for_the_section_cap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding the title at the cap needs as many lines: a shorter file is parsed whole
+    without scanning its lines for adornments first."""
+    counting = CountingPattern(rst._ADORNMENT_LINE)
+    monkeypatch.setattr(rst, "_ADORNMENT_LINE", counting)
+    text = "Title\n=====\n\n" + "Sub\n---\n\ntext\n\n" * 100
+    blocks = rst.parse_rst(text, text.encode(), 5000)
+    assert len(blocks) == 101
+    assert counting.calls == 0
