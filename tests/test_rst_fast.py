@@ -4,9 +4,11 @@ without the work whose result doc-index never reads."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import write_tree
 from doc_index.indexer import rst
 from doc_index.indexer.document import index_file
 from docutils import nodes, statemachine
@@ -15,6 +17,7 @@ from docutils.parsers.rst import Parser, directives, states, tableparser
 from docutils.utils import new_document
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_import_rules import modules_of
 
 
 def full_parse_titles(text: str) -> list[tuple[int, int]]:
@@ -195,3 +198,14 @@ def test_a_file_of_few_lines_is_not_scanned_for_the_section_cap(
     blocks = rst.parse_rst(text, text.encode(), 5000)
     assert len(blocks) == 101
     assert counting.calls == 0
+
+
+def test_a_full_build_of_rst_files_sets_up_no_markdown_parser(tmp_path: Path) -> None:
+    """The parsers are set up before the parse workers fork, but only those the files
+    need: an RST-only build (big enough for the worker pool) never imports markdown-it."""
+    page = "Title\n=====\n\n" + "Some text about the worker pool.\n\n" * 1200
+    source = write_tree(tmp_path / "src", {f"p{i}.rst": page for i in range(8)})
+    imported = modules_of(tmp_path, "doc_index.cli", "build", str(source), "--root",
+                          str(tmp_path / "root"))
+    assert "doc_index.store.index_store" in imported and "docutils" in imported
+    assert "markdown_it" not in imported
