@@ -56,10 +56,9 @@ class _NestedStateMachine(states.NestedStateMachine):
         super().runtime_init()
 
 
-# docutils' own pattern for a directive's first line (the last explicit construct it tries;
-# the others start with "[", "_" or "|", which a directive name cannot).
-_DIRECTIVE_FUNCTION, _DIRECTIVE = states.Body.explicit.constructs[-1]
-assert _DIRECTIVE_FUNCTION is states.Body.directive
+# docutils' own pattern for a directive's first line. Tried first here, where docutils tries
+# it last: the other explicit constructs start with "[", "_" or "|", as no directive name does.
+_DIRECTIVE = dict(states.Body.explicit.constructs)[states.Body.directive]
 
 
 class _Lean:
@@ -69,7 +68,7 @@ class _Lean:
     nested_sm_cache: list[Any] = []  # docutils' cache of nested machines, for these states
 
     def __init__(self, state_machine: Any, debug: bool = False) -> None:
-        super().__init__(state_machine, debug)  # type: ignore[call-arg]
+        super().__init__(state_machine, debug)
         kwargs = {"state_classes": STATE_CLASSES, "initial_state": "Body"}
         self.nested_sm_kwargs = self.indent_sm_kwargs = self.known_indent_sm_kwargs = kwargs
 
@@ -77,12 +76,12 @@ class _Lean:
         found = _DIRECTIVE.match(match.string)
         if found:
             return self.directive(found)
-        return super().explicit_construct(match)  # type: ignore[misc]
+        return super().explicit_construct(match)
 
     def directive(self, match: Any, **option_presets: Any) -> tuple[list[Any], bool]:
         # The lines run_directive and unknown_directive take; their blank-finish flag is
         # this one (a block cut by an unindented line ends on a non-blank line).
-        sm = self.state_machine  # type: ignore[attr-defined]
+        sm = self.state_machine
         return [], sm.get_first_known_indented(match.end(), strip_top=0)[3]
 
     def table(self, isolate_function: Any, parser_class: Any) -> tuple[list[Any], bool]:
@@ -98,9 +97,8 @@ def _plain_text_inliner(settings: Any) -> states.Inliner:
     subclassed for this (its set-up reads its own class's attributes only)."""
     inliner = states.Inliner()
     inliner.init_customizations(settings)
-    inliner.init_customizations = lambda settings: None  # type: ignore[method-assign]
-    inliner.parse = lambda text, lineno, memo, parent: (  # type: ignore[method-assign]
-        [nodes.Text(text)], [])
+    inliner.init_customizations = lambda settings: None
+    inliner.parse = lambda text, lineno, memo, parent: ([nodes.Text(text)], [])
     return inliner
 
 
