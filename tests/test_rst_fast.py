@@ -209,3 +209,25 @@ def test_a_full_build_of_rst_files_sets_up_no_markdown_parser(tmp_path: Path) ->
                           str(tmp_path / "root"))
     assert "doc_index.store.index_store" in imported and "docutils" in imported
     assert "markdown_it" not in imported
+
+
+def test_include_and_raw_read_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parsing never reads another file: an ``include`` of a file with a title (or a
+    ``raw`` or ``literalinclude`` of it) leaves its text out and opens nothing."""
+    import docutils.io
+
+    other = tmp_path / "other.rst"
+    other.write_text("Included\n========\n\ntext\n")
+    opened: list[Any] = []
+
+    def no_file_input(*args: Any, **kwargs: Any) -> None:
+        opened.append(args or kwargs)
+        raise AssertionError("a file was opened")
+
+    monkeypatch.setattr(docutils.io, "FileInput", no_file_input)
+    text = (f"Top\n===\n\n.. include:: {other}\n\n.. raw:: html\n   :file: {other}\n\n"
+            f".. literalinclude:: {other}\n\n.. csv-table::\n   :file: {other}\n\n"
+            "End\n---\n")
+    blocks = rst.parse_rst(text, text.encode())
+    assert [b.title for b in blocks] == ["Top", "End"]
+    assert opened == []
