@@ -35,17 +35,17 @@ test-slow: $(STAMP)
 demo: $(BASE_STAMP)
 	rm -rf $(DEMO_ROOT)
 	@echo "== build the two sample repositories =="
-	$(BIN)/doc-index build sample_repos/mdkit-docs --root $(DEMO_ROOT)
-	$(BIN)/doc-index build sample_repos/rstkit-docs --root $(DEMO_ROOT)
+	$(BIN)/doc-index build sample_repos/mdkit-docs --name mdkit-docs --root $(DEMO_ROOT)
+	$(BIN)/doc-index build sample_repos/rstkit-docs --name rstkit-docs --root $(DEMO_ROOT)
 	@echo; echo "== rebuild: nothing changed, nothing parsed =="
-	$(BIN)/doc-index build sample_repos/mdkit-docs --root $(DEMO_ROOT)
-	@echo; echo "== the caches (context.list_caches) =="
+	$(BIN)/doc-index build sample_repos/mdkit-docs --name mdkit-docs --root $(DEMO_ROOT)
+	@echo; echo "== the caches: source, ref, commit, size, age (doc-index list) =="
 	$(BIN)/doc-index list --root $(DEMO_ROOT)
-	@echo; echo "== one cache (context.inspect_cache) =="
-	$(BIN)/doc-index inspect local-mdkit-docs --root $(DEMO_ROOT)
+	@echo; echo "== one cache (doc-index inspect) =="
+	$(BIN)/doc-index inspect mdkit-docs --root $(DEMO_ROOT)
 	@echo; echo "== an agent's question, 600-token budget (context.resolve) =="
-	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) local-mdkit-docs "my request times out, how do I retry it?" 600
-	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) local-rstkit-docs "worker keeps losing its connection to the broker" 600
+	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) mdkit-docs "my request times out, how do I retry it?" 600
+	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) rstkit-docs "worker keeps losing its connection to the broker" 600
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run

@@ -57,7 +57,7 @@ def measure_corpus(corpus: Corpus, roots: Path, repeats: int,
         last = rep == repeats - 1
         root = keep_root if (last and keep_root is not None) else roots / f"{corpus.name}-{rep}"
         _forget(root, corpus.key)
-        argv = [*build, str(root)]
+        argv = [*build, str(root), "--name", corpus.key]  # the name the benchmarks read
         runs["full"].append(run_measured(argv, sample_tree=True))
         runs["nochange"].append(run_measured(argv, sample_tree=True))
         edit_page(corpus.source / corpus.change_file, rep)

@@ -23,7 +23,7 @@ DOC_SUFFIXES = (".md", ".markdown", ".mdx", ".rst")
 class Corpus:
     """One source tree to build: where it is, its cache key and what to query it with."""
 
-    name: str  # also the directory name, so the cache key is local-<name>
+    name: str  # also the directory name; the cache key (build --name) is local-<name>
     source: Path
     query_corpus: str  # which corpus of queries-dev.jsonl the questions come from
     copies: int  # 0 for the corpus itself, n for n copies in subfolders

@@ -174,8 +174,9 @@ def run(workdir: Path, files: int = 600, changed: int = 5, rounds: int = 3) -> d
                                                    env)
         local_full.append(seconds)
     root = workdir / "root"
+    local_root = workdir / "root-local"  # the checkout's cache has the URL's name (origin)
     _timed_build(url, root, env)
-    _timed_build(str(checkout), root, env)
+    _timed_build(str(checkout), local_root, env)
 
     rng = random.Random(42)
     git_incr: list[float] = []
@@ -192,7 +193,7 @@ def run(workdir: Path, files: int = 600, changed: int = 5, rounds: int = 3) -> d
         started = time.perf_counter()
         _git(checkout, "pull", "-q", "--ff-only", env=env)
         pull_seconds.append(time.perf_counter() - started)
-        seconds, local_summary_incr = _timed_build(str(checkout), root, env)
+        seconds, local_summary_incr = _timed_build(str(checkout), local_root, env)
         local_incr.append(seconds)
 
     full = statistics.median(git_full)

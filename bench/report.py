@@ -268,6 +268,12 @@ def _build(results: dict[str, Any]) -> str:
                      f"run, and importing what `doc-index build` needs "
                      f"{spread(_get(start, 'import_build', 'wall_s'), 1000, 0)} ms (interpreter "
                      f"included): the difference between *wall* and *in-process* above.")
+    if "stages" in results:
+        from .stages import render
+
+        parts.append(render(results["stages"]))
+    else:
+        parts.append("Build stages: " + (_not_run(results, "stages") or ""))
     git = results.get("git")
     if git is None:
         parts.append("Git pull: " + (_not_run(results, "git") or ""))

@@ -8,7 +8,8 @@ Stages, in order (``--skip STAGE`` leaves one out, its report section says so):
 
 1. ``build``: whole ``doc-index build`` processes on fastapi-docs, flask-docs and
    fastapi-docs copied 1x/5x/20x (:mod:`bench.build_speed`), then the git-pull
-   incremental reindex against a full build (:mod:`bench.git_pull`);
+   incremental reindex against a full build (:mod:`bench.git_pull`); ``stages``: the
+   CPU of each build stage in one process, with the bare parsers (:mod:`bench.stages`);
 2. ``resolve``: cold ``context resolve`` processes, in-process ``tools.resolve`` and a
    spawned ``doc-index serve`` (:mod:`bench.resolve_speed`), with the server's RSS;
 3. ``quality``: MRR@10, hit@5, budget-hit@2000 on the dev and fresh questions and
@@ -43,7 +44,7 @@ from . import build_speed, corpora, mcp_latency, resolve_speed
 from .corpora import REPO, SHARED_CORPORA, WORK, Corpus
 from .stats import Summary
 
-STAGES = ("build", "git", "resolve", "quality", "tokens", "answers")
+STAGES = ("build", "stages", "git", "resolve", "quality", "tokens", "answers")
 
 
 @dataclass(frozen=True)
@@ -309,6 +310,11 @@ def run(cfg: Config, out: Path, work: Path, skip: set[str], queries: Path) -> di
         t0 = time.perf_counter()
         if stage == "build":
             results["build"] = stage_build(cfg, cs, work)
+        elif stage == "stages":
+            from . import stages
+
+            _log("stages: per-stage CPU of a full build, one process")
+            results["stages"] = stages.run(1 if cfg.quick else 3)
         elif stage == "git":
             results["git"] = stage_git(cfg, work)
         elif stage == "resolve":

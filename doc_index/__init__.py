@@ -9,12 +9,13 @@ The library API (``doc_index.api``; every door is a thin layer over it)::
     for doc in answer.documents:
         print(doc["id"], doc["score"], doc["tokens"])
 
-``list_caches``, ``inspect``, ``delete``, ``install_hooks`` and ``uninstall_hooks`` do
-the rest; errors are ``DocIndexError`` subclasses (``doc_index.errors``). The code lives
-in three subpackages, following the data: ``indexer`` (source text -> sections),
-``store`` (sections <-> cache directory) and ``server`` (cache -> answers: selection, the
-three tools, MCP, the ``context`` CLI). The names below load on first use (PEP 562), so
-``import doc_index`` costs every door nothing.
+``list_caches``, ``inspect``, ``describe_caches``, ``describe`` (a cache's source, ref,
+commit, tokens, build time: ``CacheDetails``), ``delete``, ``install_hooks`` and
+``uninstall_hooks`` do the rest; errors are ``DocIndexError`` subclasses
+(``doc_index.errors``). The code lives in three subpackages, following the data:
+``indexer`` (source text -> sections), ``store`` (sections <-> cache directory) and
+``server`` (cache -> answers: selection, the three tools, MCP, the ``context`` CLI). The
+names below load on first use (PEP 562), so ``import doc_index`` costs every door nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,18 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .api import build, delete, inspect, install_hooks, list_caches, resolve, uninstall_hooks
+    from .api import (
+        build,
+        delete,
+        describe,
+        describe_caches,
+        inspect,
+        install_hooks,
+        list_caches,
+        resolve,
+        uninstall_hooks,
+    )
+    from .cache_details import CacheDetails
     from .errors import ContextError, DocIndexError, MissingCache, UsageError
     from .server.results import Answer, CacheEntry, CacheInfo
     from .store.git_source import GitSourceError
@@ -33,6 +45,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "build": "api", "list_caches": "api", "inspect": "api", "resolve": "api",
     "delete": "api", "install_hooks": "api", "uninstall_hooks": "api",
+    "describe_caches": "api", "describe": "api", "CacheDetails": "cache_details",
     "DocIndexError": "errors", "UsageError": "errors", "ContextError": "errors",
     "MissingCache": "errors",
     "Answer": "server.results", "CacheEntry": "server.results", "CacheInfo": "server.results",
@@ -40,9 +53,10 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "Answer", "BuildReport", "CacheEntry", "CacheInfo", "ContextError", "DocIndexError",
-    "GitSourceError", "MissingCache", "UsageError", "__version__", "build", "delete", "inspect",
-    "install_hooks", "list_caches", "resolve", "uninstall_hooks",
+    "Answer", "BuildReport", "CacheDetails", "CacheEntry", "CacheInfo", "ContextError",
+    "DocIndexError", "GitSourceError", "MissingCache", "UsageError", "__version__", "build",
+    "delete", "describe", "describe_caches", "inspect", "install_hooks", "list_caches",
+    "resolve", "uninstall_hooks",
 ]
 
 

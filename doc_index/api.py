@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .cache_details import CacheDetails
     from .server.results import Answer, CacheEntry, CacheInfo
     from .store.index_store import BuildReport, Progress
 
@@ -49,15 +50,19 @@ def build(
     name: str | None = None,
     ref: str | None = None,
     full: bool = False,
+    replace: bool = False,
     max_file_bytes: int | None = None,
     progress: Progress | None = None,
 ) -> BuildReport:
     """Build or update the cache of ``source``: a local directory (a git work tree is
     read as git sees it) or a git URL / bare repository (``ref``: the branch, tag or
-    commit). The cache is ``local-<name>`` or ``<owner>-<name>``; ``name`` defaults to the
-    directory's or repository's. Re-running it is the incremental rebuild; ``full``
-    re-parses every file. Files over ``max_file_bytes`` (default 10 MB, at most 1 GiB)
-    are skipped. ``progress(done, total)`` is called while files are parsed.
+    commit). The cache is named exactly ``name``, else from the source (README "Cache
+    names": ``<owner>-<name>`` for a git URL or a work tree with an ``origin``,
+    ``@<ref>`` for a ``ref``, ``local-<parent>-<folder>`` for a plain folder).
+    Re-running it is the incremental rebuild; ``full`` re-parses every file. A cache of
+    that name built from another source is refused (UsageError) unless ``replace``.
+    Files over ``max_file_bytes`` (default 10 MB, at most 1 GiB) are skipped.
+    ``progress(done, total)`` is called while files are parsed.
 
     Raises UsageError (a bad name or limit, a cache too large), GitSourceError, or an
     OSError; a failed build leaves the live cache as it was.
@@ -67,7 +72,7 @@ def build(
     from .store.sources import DEFAULT_MAX_BYTES
 
     return build_source(
-        IndexStore(_root(root)), str(source), name=name, ref=ref, full=full,
+        IndexStore(_root(root)), str(source), name=name, ref=ref, full=full, replace=replace,
         max_bytes=DEFAULT_MAX_BYTES if max_file_bytes is None else max_file_bytes,
         progress=progress,
     )
@@ -89,6 +94,25 @@ def inspect(name: str, *, root: Path | str | None = None) -> CacheInfo:
     from .server import tools
 
     return tools.cache_info(_cache_dir(_root(root), name))
+
+
+def describe_caches(root: Path | str | None = None) -> list[CacheDetails]:
+    """Every cache under ``root`` (``list_caches``'s order) with its source, ref, commit,
+    sections, tokens, size and build time; a damaged cache is described as invalid."""
+    from .cache_details import cache_details
+
+    checked = _root(root)
+    return [cache_details(checked, entry.path) for entry in list_caches(checked)]
+
+
+def describe(name: str, *, root: Path | str | None = None) -> CacheDetails:
+    """``describe_caches``'s entry of cache ``name``; MissingCache (as ``inspect``) when
+    there is no such cache."""
+    from .cache_details import cache_details
+
+    checked = _root(root)
+    _cache_dir(checked, name)
+    return cache_details(checked, name)
 
 
 def resolve(name: str, query: str, budget: int | str, *,

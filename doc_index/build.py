@@ -10,14 +10,15 @@ from .store.local_source import summary_lines
 
 
 def run_build(source: str, root: Path | None, *, name: str | None = None,
-              ref: str | None = None, full: bool = False, max_bytes: int | None = None) -> int:
+              ref: str | None = None, full: bool = False, replace: bool = False,
+              max_bytes: int | None = None) -> int:
     """Build and print the one-screen summary on stderr; errors reach ``cli.main``."""
     from .api import build
 
     started = time.perf_counter()
     progress = _progress_bar if sys.stderr.isatty() else None
     try:
-        report = build(source, root=root, name=name, ref=ref, full=full,
+        report = build(source, root=root, name=name, ref=ref, full=full, replace=replace,
                        max_file_bytes=max_bytes, progress=progress)
     finally:
         if progress is not None:

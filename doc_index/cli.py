@@ -40,15 +40,20 @@ def _parser() -> argparse.ArgumentParser:
 
     build = sub.add_parser("build", parents=[common], help="index a directory or git repository")
     build.add_argument("source", help="a local directory, or a git URL / bare repository path")
-    build.add_argument("--name", help="cache name (default: the directory or repository name)")
+    build.add_argument("--name", help="the cache's name, exactly (default: from the source)")
     build.add_argument("--ref", help="git only: the branch, tag or commit to index")
     build.add_argument("--full", action="store_true", help="re-parse every file")
+    build.add_argument("--replace", action="store_true",
+                       help="replace a cache of that name built from another source")
     build.add_argument("--max-file-bytes", type=_file_bytes, default=None,
                        help="skip files larger than this (default 10 MB, at most 1 GiB)")
 
-    sub.add_parser("list", parents=[common], help="list the caches under the root")
+    json_help = "JSON for scripts (README: list and inspect)"
+    listing = sub.add_parser("list", parents=[common], help="list the caches under the root")
+    listing.add_argument("--json", action="store_true", help=json_help)
     inspect = sub.add_parser("inspect", parents=[common], help="inspect a cache")
     inspect.add_argument("name")
+    inspect.add_argument("--json", action="store_true", help=json_help)
     resolve = sub.add_parser("resolve", parents=[common], help="select sections for a query")
     resolve.add_argument("name")
     resolve.add_argument("query")
@@ -116,7 +121,7 @@ def _run(args: argparse.Namespace) -> int:
         from .build import run_build
 
         return run_build(args.source, args.root, name=args.name, ref=args.ref, full=args.full,
-                         max_bytes=args.max_file_bytes)
+                         replace=args.replace, max_bytes=args.max_file_bytes)
     if command == "serve":
         from .server.mcp_server import run
 
@@ -147,12 +152,18 @@ def _run(args: argparse.Namespace) -> int:
 def _read_command(args: argparse.Namespace) -> str:
     """The stdout text of list, inspect or resolve."""
     from . import api
+
+    if args.command in ("list", "inspect"):
+        from . import listing
+
+        if args.command == "list":
+            caches = api.describe_caches(args.root)
+            return (listing.list_json(caches) if args.json
+                    else listing.list_text(caches, _root(args.root)))
+        cache = api.describe(args.name, root=args.root)
+        return listing.details_json(cache) if args.json else listing.details_text(cache)
     from .server import jsonout
 
-    if args.command == "list":
-        return jsonout.list_text(api.list_caches(args.root))
-    if args.command == "inspect":
-        return jsonout.info_text(api.inspect(args.name, root=args.root))
     answer = api.resolve(args.name, args.query, args.budget, root=args.root)
     return jsonout.answer_text(answer, pretty=args.format == "pretty")
 

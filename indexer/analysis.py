@@ -238,20 +238,31 @@ def path_text(path: str, ancestors: Iterable[str]) -> str:
 
 # Section features are stored as pseudo-terms: a space never occurs in a term.
 FEATURE_CHANGELOG = " changelog"
-_CHANGELOG_FILE = re.compile(
-    r"(?:change[-_ ]?log|changes|history|release[-_ ]?notes|releases?|news|whats[-_ ]?new)",
-    re.IGNORECASE,
-)
+# A release-notes file: its name says so (``CHANGES.rst``, ``changelog_14.rst``,
+# ``release-notes.md``), or it is named by a number or version alone (``6135.rst``,
+# ``2.0.md``) inside a folder whose name says so. A folder's name alone does not make a
+# file release notes: ``changelog/`` folders also hold upgrade guides (``migration_20``,
+# ``whatsnew_20``), prose that answers "how do I move to 2.0" questions. "What's new"
+# pages are such prose too, so they are not release notes.
+_CHANGELOG_NAME = r"(?:change[-_ ]?log|changes|history|release[-_ ]?notes|releases?|news)"
+_VERSION_SUFFIX = r"(?:[-_ ]?v?\d+(?:[._]\d+)*)?"
+_CHANGELOG_FILE = re.compile(_CHANGELOG_NAME + _VERSION_SUFFIX, re.IGNORECASE)
+_NUMBER_NAME = re.compile(r"v?\d+(?:[._-]\d+)*")
 _VERSION_TITLE = re.compile(r"\s*(?:v|version\s+|release\s+)?\d+\.\d+(?:\.\d+)*\b", re.IGNORECASE)
+
+
+def _release_notes_file(path: str) -> bool:
+    *folders, name = path.split("/")
+    stem = name.rsplit(".", 1)[0]
+    if _CHANGELOG_FILE.fullmatch(stem):
+        return True
+    return bool(_NUMBER_NAME.fullmatch(stem)) and any(
+        _CHANGELOG_FILE.fullmatch(f) for f in folders)
 
 
 def section_features(path: str, title: str, ancestors: Iterable[str]) -> list[str]:
     """Feature pseudo-terms of a section: ``FEATURE_CHANGELOG`` for release notes (a
-    changelog-named file or folder, or under a version-number heading)."""
-    components = [c.rsplit(".", 1)[0] if i == 0 else c
-                  for i, c in enumerate(reversed(path.split("/")))]
-    if any(_CHANGELOG_FILE.fullmatch(c) for c in components) or any(
-        _VERSION_TITLE.match(t) for t in (title, *ancestors)
-    ):
+    release-notes file, see ``_release_notes_file``, or under a version-number heading)."""
+    if _release_notes_file(path) or any(_VERSION_TITLE.match(t) for t in (title, *ancestors)):
         return [FEATURE_CHANGELOG]
     return []

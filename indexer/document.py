@@ -73,6 +73,12 @@ def index_file(path: str, data: bytes) -> ParsedFile:
     text = raw.decode("utf-8")
     blocks, note = cap_blocks(find_blocks(path, text, raw, MAX_SECTIONS_PER_FILE), raw,
                               MAX_SECTIONS_PER_FILE)
+    return ParsedFile(path=path, raw=raw, sections=analyze_blocks(path, raw, blocks), note=note)
+
+
+def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSection]:
+    """The sections of a file's blocks (``raw``: its normalized bytes): offsets, lines,
+    version, tokens, summary, keywords and search terms."""
     sections: list[ParsedSection] = []
     stack: list[int] = []  # indexes of open ancestors, by depth
     file_words = PurePosixPath(path).as_posix()
@@ -116,4 +122,4 @@ def index_file(path: str, data: bytes) -> ParsedFile:
         )
         if block.kind != "part":
             stack.append(len(sections) - 1)
-    return ParsedFile(path=path, raw=raw, sections=sections, note=note)
+    return sections

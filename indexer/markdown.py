@@ -121,7 +121,8 @@ def _headings(text: str, data: bytes, lines: LineIndex,
     block decided by the lines from its start to its end, so a prefix parses like the
     whole text except for its last top-level block, which may be cut: it is left out."""
     cut = len(text)
-    if limit is not None:
+    # A candidate is a line: a text of fewer lines than the one looked for is not scanned.
+    if limit is not None and text.count("\n") >= 2 * limit + 2:
         candidates = _HEADING_LIKE.finditer(text)
         nth = next(islice(candidates, 2 * limit + 2, None), None)
         if nth is not None:

@@ -3,16 +3,14 @@
 docutils decides which lines are section titles and how deep they nest (the document's
 own order of adornment styles). Sphinx directives and roles it does not know produce
 system messages inside the doctree; they never stop the parse, and since section text is
-cut from the source bytes, no error text reaches a section. File inclusion and raw
-directives are disabled: parsing never reads another file.
+cut from the source bytes, no error text reaches a section. Parsing never reads another file:
+no directive runs (``rst_structure``), and file inclusion and raw directives are disabled.
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from itertools import islice
-from typing import Any
 
 from .chunks import part_blocks
 from .model import Block
@@ -25,15 +23,6 @@ _ROLE = re.compile(r"((?<![A-Za-z0-9_+.:-])[A-Za-z0-9_+.-]+|(?<![A-Za-z0-9_+.-])
 _INLINE_MARKUP = re.compile(r"``(.+?)``|\*\*(.+?)\*\*|\*(.+?)\*|`([^`]+?)`_{0,2}")
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+\s*$")
 _SPACES = re.compile(r"\s+")
-
-# Sphinx roles rendered as their text, so titles like "Using :func:`enqueue`" stay clean.
-_SPHINX_ROLES = (
-    "ref", "doc", "func", "class", "meth", "attr", "mod", "data", "exc", "obj", "term",
-    "option", "envvar", "command", "program", "file", "samp", "kbd", "guilabel",
-    "menuselection", "const", "keyword", "token", "any", "numref", "download", "issue",
-    "pr", "user", "gh", "pep", "rfc", "abbr", "dfn", "mimetype", "newsgroup", "makevar",
-    "regexp", "external", "confval",
-)
 
 
 def _target_text(raw: str) -> str:
@@ -68,52 +57,21 @@ def plain_title(source_line: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def _generic_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
-                  options: Any = None, content: Any = None) -> tuple[list[Any], list[Any]]:
-    from docutils import nodes
-
-    return [nodes.literal(rawtext, role_text(text))], []
-
-
-@lru_cache(maxsize=1)
-def _parser() -> tuple[Any, Any]:
-    from docutils.frontend import get_default_settings
-    from docutils.parsers.rst import Parser, roles
-
-    for name in _SPHINX_ROLES:
-        for full in (name, f"py:{name}", f"std:{name}"):
-            roles.register_local_role(full, _generic_role)
-    settings = get_default_settings(Parser)
-    settings.report_level = 5
-    settings.halt_level = 5
-    settings.warning_stream = False
-    settings.file_insertion_enabled = False
-    settings.raw_enabled = False
-    settings.character_level_inline_markup = False
-    settings.syntax_highlight = "none"  # code-block would run Pygments: titles need none of it
-    return Parser(), settings
+_MAYBE_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1*[^\S\n]*$", re.MULTILINE)
+# Line breaks of str.splitlines other than "\n", which docutils also splits lines at.
+_OTHER_LINE_BREAKS = re.compile("[\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def _titles(text: str) -> list[tuple[int, int]]:
-    """(0-based line of the title text, depth) of every section title, in order."""
-    import docutils.utils
-    from docutils import nodes
+    """(0-based line of the title text, depth) of every section title, in order.
 
-    parser, settings = _parser()
-    document = docutils.utils.new_document("<doc>", settings)
-    parser.parse(text, document)
-    found: list[tuple[int, int]] = []
+    A text without a line docutils could take for an adornment (one punctuation character
+    repeated, then whitespace) has no title: docutils is not run on it."""
+    if not _MAYBE_ADORNMENT.search(text) and not _OTHER_LINE_BREAKS.search(text):
+        return []
+    from .rst_structure import section_titles
 
-    def walk(node: Any, depth: int) -> None:
-        for child in node.children:
-            if isinstance(child, nodes.section):
-                title = child.children[0] if child.children else None
-                if isinstance(title, nodes.title) and title.line:
-                    found.append((title.line - 2, depth))
-                walk(child, depth + 1)
-
-    walk(document, 1)
-    return found
+    return [(line - 2, depth) for line, depth in section_titles(text)]
 
 
 _ADORNMENT_LINE = re.compile(r"^([!-/:-@\[-`{-~])\1*[ \t]*$", re.MULTILINE)  # one char too
@@ -128,7 +86,8 @@ def _titles_limited(text: str, limit: int | None) -> list[tuple[int, int]]:
     100 us and 6 KB per title. A title is decided by its own lines and those before it,
     so only titles near a prefix's end, whose underline or the construct around them
     the cut may change, are left out."""
-    if limit is not None:
+    # An adornment is a line: a text of fewer lines than the one looked for is not scanned.
+    if limit is not None and text.count("\n") >= 2 * limit + 2:
         nth = next(islice(_ADORNMENT_LINE.finditer(text), 2 * limit + 2, None), None)
         cut = len(text) if nth is None else nth.end()
         while cut < len(text):

@@ -7,7 +7,7 @@ so that the store can read them without importing the analyzer (an incremental b
 main process never analyzes text: its parse worker does).
 """
 
-ANALYZER_VERSION = 2  # indexer.analysis: words, identifier parts, stopwords, stemming
+ANALYZER_VERSION = 3  # indexer.analysis: words, identifier parts, stopwords, stemming, features
 TOKENIZER_VERSION = 1  # indexer.tokens: the token estimate stored per section
 PART_TOKENS = 1000  # indexer.chunks: the size of -part-<n> chunks of headingless files
 # indexer.document: sections kept per file; the headings after the last one kept are merged

@@ -26,15 +26,24 @@ Principles (each one a class of questions, none a single question; measured with
 4. Heading precision: a heading made of query words is the likeliest answer. Bonus =
    0.2 x (share of the heading's terms the query matches) x (idf mass of the concepts the
    heading holds), added outside BM25 saturation, which otherwise drowns the heading in a
-   long body.
+   long body. It needs two of the query's concepts in the heading (one for a one-concept
+   query): many headings are one generic word of their domain ("Commands", "Requests",
+   "Example"), and such a heading holding one word of a longer question is weak evidence
+   (it keeps its BM25F heading weight). On documentation the ranking was not designed on
+   (fresh-2: click, httpx, sqlalchemy) this gained MRR on each corpus (+0.01 to +0.03),
+   dev and fresh-1 unchanged within one rank (``bench/ablation.py``).
 5. Page evidence: paraphrased questions often name what a page is about rather than the
    words of the answering section. Each section's score is multiplied by
    1 + 0.5 x (BM25 of its whole file for the query) / (the query's idf mass), in
    [1, 1.5). (Weight 1.0 scored the same on the dev questions and worse on fresh ones.)
-6. Priors: release notes (a changelog-named file or folder, or under a version-number
-   heading) x 0.5, since they mention every feature in passing; a heading with (almost)
-   no text of its own (at most 3 terms beyond the heading) x 0.5, since it tells an agent
-   nothing.
+6. Priors: release notes x 0.5, since they mention every feature in passing; a heading
+   with (almost) no text of its own (at most 3 terms beyond the heading) x 0.5, since it
+   tells an agent nothing. Release notes are what a file's own name says (``CHANGES``,
+   ``changelog_14``, ``release-notes``; a number-named file in a changelog folder) or a
+   section under a version-number heading; a folder's name alone is not enough, and
+   "what's new" and migration pages are not release notes: they explain features in
+   prose and answer upgrade questions (sqlalchemy's ``changelog/`` folder holds about 740
+   such sections; demoting them cost its fresh questions 0.17 MRR).
 7. Selectable: a section whose own text holds a query term (a match in its heading path
    only ranks it, never selects it), scoring at least 0.25 x the best (a relative floor,
    so weak matches never fill the budget), and not an exact duplicate (same version) of
@@ -54,6 +63,16 @@ relevance feedback (query drift: MRR -0.2), larger heading weights or bonuses (e
 questions up, hard ones down). Parameters sit on a flat optimum: tuned on flask alone they
 give fastapi 0.76 MRR@10, tuned on fastapi alone flask 0.84 (0.88 and 0.76 with the
 defaults).
+
+Checked on documentation the ranking was not designed on (issue 14; ``bench/ablation.py``,
+aggregates of fresh-2 per corpus only) and left out, because no setting helped every set:
+k1 0.9 (sqlalchemy +0.04, flask -0.02), body b 0.5 or 0.9, page evidence 0.25 or off
+(sqlalchemy +0.07 off, dev -0.02), page evidence from the page's headings instead of its
+text (dev -0.02), length averages without the release notes or by the median (sqlalchemy's
+16 changelog sections hold 40% of its text; no gain), role markup (``:class:``) left out
+of the body terms (no gain), heading-field idf for the heading bonus (within noise), and a
+reciprocal-rank fusion with plain BM25 (about +0.01 on each set, under one question:
+not worth a second ranking whose scores the budget floor could not use).
 """
 
 from __future__ import annotations
@@ -96,6 +115,7 @@ class Params:
     empty_terms: int = 3  # "almost no body": at most this many body terms beyond the title
     related: float = 0.5  # a related word (``semantic``) of a word the cache lacks; 0: off
     related_count: int = 1  # related words that stand in for one query word (best first)
+    title_concepts: int = 2  # the heading bonus needs this many query concepts in the heading
 
 
 PARAMS = Params()
@@ -343,6 +363,7 @@ def rank_concepts(cache: NativeCache, concepts: list[Concept],
     page: dict[int, float] = {}
     title_w: dict[int, float] = {}
     title_tf: dict[int, int] = {}
+    title_n: dict[int, int] = {}  # query concepts in the heading
     for i in live:
         # Forms whose terms never occur play no part.
         forms = [f for f in cforms[i] if any(terms[t].docs for t, _ in f)]
@@ -371,10 +392,15 @@ def rank_concepts(cache: NativeCache, concepts: list[Concept],
         w = bound[i]
         for d in hit:
             title_w[d] = title_w.get(d, 0.0) + w
+            title_n[d] = title_n.get(d, 0) + 1
     lens0 = cache.index.lens[0]
+    # A heading holding one word of a longer question is weak evidence: many headings
+    # are one generic word of their domain ("Commands", "Requests", "Example").
+    need = min(params.title_concepts, len(live))
     for d, w in title_w.items():
-        precision = title_tf[d] / lens0[d]
-        raw[d] += tb * (precision if precision < 1.0 else 1.0) * w
+        if title_n[d] >= need:
+            precision = title_tf[d] / lens0[d]
+            raw[d] += tb * (precision if precision < 1.0 else 1.0) * w
 
     factor = [1.0] * len(tables.file_norm)
     for f, p in page.items():

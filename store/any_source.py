@@ -43,7 +43,7 @@ def check_max_bytes(value: int) -> int:
 
 
 def build_source(store: IndexStore, source: str, *, name: str | None = None,
-                 ref: str | None = None, full: bool = False,
+                 ref: str | None = None, full: bool = False, replace: bool = False,
                  max_bytes: int = DEFAULT_MAX_BYTES,
                  progress: Progress | None = None) -> BuildReport:
     """Build or update the cache of ``source`` under ``store`` (``--ref``: git only)."""
@@ -51,7 +51,7 @@ def build_source(store: IndexStore, source: str, *, name: str | None = None,
     if looks_like_git(source):
         from .git_source import build_from_git
 
-        return build_from_git(store, source, name=name, ref=ref, full=full,
+        return build_from_git(store, source, name=name, ref=ref, full=full, replace=replace,
                               max_bytes=max_bytes, progress=progress)
     directory = Path(source)
     if not directory.is_dir():
@@ -60,5 +60,5 @@ def build_source(store: IndexStore, source: str, *, name: str | None = None,
         raise DocIndexError(f"not a directory or git repository: {printable(redact(source))}")
     from .local_source import build_from_directory
 
-    return build_from_directory(store, directory, name=name, full=full, max_bytes=max_bytes,
-                                progress=progress)
+    return build_from_directory(store, directory, name=name, full=full, replace=replace,
+                                max_bytes=max_bytes, progress=progress)

@@ -31,15 +31,14 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from ..errors import DocIndexError
 from ..indexer.formats import is_doc_path
-from .cache_names import name_problem
 from .git_run import FETCH_OPTIONS, run_git, start_git
 from .index_store import BuildReport, IndexStore, Progress, warm_worker
 from .lock import BuildLock
 from .safe_paths import path_problem
+from .source_identity import Source, check_name, git_source, place_of, remote_names
 from .sources import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile
 
 HEAD_REF = "refs/doc-index/HEAD"  # where the remote's HEAD is fetched to
@@ -61,7 +60,6 @@ class GitSourceError(DocIndexError, OSError):
 
 # --- remotes and cache keys ---------------------------------------------------------------
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # A URL's secrets: its user info, ``user@`` or ``user:password@``, and its query (a token
 # may ride in ``?private_token=...``). An unencoded password may hold ``/``, ``@`` or a
 # blank, so after a ``:`` the user info runs to the last ``@`` before the line's next
@@ -72,8 +70,6 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _URL_START = r"[A-Za-z][A-Za-z0-9+.-]{0,31}://"
 _USERINFO = re.compile(rf"(?P<scheme>{_URL_START})(?:[^/@:\n]*:(?:(?!://)[^\n])*@|[^/@\s]*@)")
 _QUERY = re.compile(rf"(?P<url>{_URL_START}(?:(?!://)[^\s?])*)\?\S*")
-_SCP_LIKE = re.compile(r"^(?:[^@/:\s]+@)?(?P<host>[^/:\s]+):(?P<path>(?!//).*)$")
-_BAD_NAME_CHARS = re.compile(r"[^\w.-]+")
 
 
 def redact(text: str) -> str:
@@ -101,10 +97,7 @@ class Remote:
     def clone_dir_name(self) -> str:
         """``<owner>-<name>-<hash>``: one clone per remote, whatever spelling names it
         (``file:///p`` and ``/p``, with or without ``.git`` or credentials)."""
-        where = redact(self.url)
-        if where.startswith("file://"):
-            where = urlsplit(where).path
-        where = where.rstrip("/").removesuffix(".git").rstrip("/")
+        where = place_of(redact(self.url))
         digest = hashlib.sha256(where.encode("utf-8", "surrogateescape")).hexdigest()
         return f"{self.owner}-{self.name}-{digest[:12]}"
 
@@ -112,40 +105,20 @@ class Remote:
 def parse_remote(source: str) -> Remote:
     """A git URL (https, ssh, scp-like ``git@host:path``, ``file://``) or a path to a bare
     repository -> its ``Remote``. ``https://github.com/pallets/flask.git`` gives owner
-    ``pallets``, name ``flask``; a path gives its last two components."""
-    host = ""
-    if _SCHEME.match(source):
-        parts = urlsplit(source)  # (the scheme lower-cased: git knows ``http``, not ``HTTP``)
-        path, host = parts.path, parts.hostname or ""
-        url = parts.scheme + source[len(parts.scheme):]
-    elif (scp := _SCP_LIKE.match(source)) and not os.path.exists(source):
-        path, host, url = scp.group("path"), scp.group("host"), source
-    else:
-        resolved = Path(source).expanduser().resolve()
-        path = url = str(resolved)
-    components = [c for c in path.replace("\\", "/").split("/") if c]
-    if components and components[-1] == ".git":
-        components.pop()  # /srv/owner/name/.git -> owner, name
-    if not components:
+    ``pallets``, name ``flask``; a path gives its last two components
+    (``source_identity.remote_names``)."""
+    names = remote_names(source)
+    if names is None:
         raise GitSourceError(f"cannot tell the repository name from {redact(source)}",
                              "usage")
-    name = _key_part(components[-1].removesuffix(".git")) or "repo"
-    owner = _key_part(components[-2]) if len(components) >= 2 else ""
-    owner = owner or _key_part(host) or "git"
+    url, owner, name = names
     return Remote(url=url, display=redact(source), owner=owner, name=name)
 
 
-def _key_part(text: str) -> str:
-    """A safe cache-key component: word characters, ``.``, ``-``; no leading dot."""
-    return _BAD_NAME_CHARS.sub("-", text).strip("-").lstrip(".")
-
-
-def check_name(name: str) -> str:
-    """``--name`` must be a cache name (``cache_names``) that is not hidden: the key is
-    ``<owner>-<name>``, so the name is checked on its own."""
-    if name.startswith(".") or name_problem(name) is not None:
-        raise GitSourceError(f"invalid --name: {name!r}", "usage")
-    return name
+def remote_source(remote: Remote, ref: str | None) -> Source:
+    """What the manifest records of a git source (``source_identity``): the URL without
+    user info or query (never a credential), the ``--ref`` asked for."""
+    return git_source(remote.clean_url, ref, remote.owner, remote.name)
 
 
 def clone_area() -> Path:
@@ -491,13 +464,16 @@ def scan_commit(clone: Path, commit: str, blobs: BlobReader,
 
 def build_from_git(
     store: IndexStore, source: str, *, name: str | None = None, ref: str | None = None,
-    full: bool = False, max_bytes: int = DEFAULT_MAX_BYTES, progress: Progress | None = None,
+    full: bool = False, replace: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
+    progress: Progress | None = None,
 ) -> BuildReport:
-    """Build or update the cache ``<owner>-<name>`` of a git source; re-running it is the
-    incremental reindex (fetch, resolve, parse only blobs the cache does not have)."""
+    """Build or update the cache of a git source (``<owner>-<name>``, ``<owner>-<name>@<ref>``
+    for a ``ref``, or exactly ``name``); re-running it is the incremental reindex (fetch,
+    resolve, parse only blobs the cache does not have). ``replace``: a cache of that name
+    built from another source is replaced, not refused (``source_identity``)."""
     remote = parse_remote(source)
-    cache_name = check_name(name) if name is not None else remote.name
-    key = f"{remote.owner}-{cache_name}"
+    identity = remote_source(remote, ref)
+    key = check_name(name) if name is not None else identity.key
     with (
         warm_worker(store, key, full) as warm,  # imports the parsers while git fetches
         open_clone(remote, ref) as (clone, commit),
@@ -505,13 +481,14 @@ def build_from_git(
         blobs = BlobReader(clone)
         try:
             scan = scan_commit(clone, commit, blobs, max_bytes)
-            return store.update_index(key, remote.owner, cache_name, scan, full=full,
-                                      progress=progress, warm=warm)
+            return store.update_index(key, remote.owner, remote.name, scan, full=full,
+                                      progress=progress, warm=warm, source=identity,
+                                      replace=replace)
         finally:
             blobs.close()
 
 
 __all__ = [
     "BlobReader", "GitSourceError", "Remote", "build_from_git", "clone_area", "fetch_error",
-    "parse_remote", "redact", "resolve_commit", "scan_commit",
+    "parse_remote", "redact", "remote_source", "resolve_commit", "scan_commit",
 ]

@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # the resolve path imports this module (tests/test_import_rul
     from collections.abc import Iterator
 
     from .parallel import Job, WarmWorker
+    from .source_identity import Source
     from .sources import Scan
 
     Parsed = Iterator[tuple[str, ParsedFile | str]]
@@ -142,9 +143,11 @@ class BuildReport:
 
 
 def plan_build(scan: Scan, skipped: list[tuple[str, str]], owner: str, name: str,
-               old: tuple[bytes, dict[str, Any]] | None) -> BuildPlan:
+               old: tuple[bytes, dict[str, Any]] | None,
+               source: dict[str, Any] | None = None) -> BuildPlan:
     """The plan for building ``scan`` over the live manifest ``old`` (its header text and
-    fields, from ``IndexStore._read_old_head``; None: a full build)."""
+    fields, from ``IndexStore._read_old_head``; None: a full build); ``source``: the
+    manifest's ``source`` record of this build (the live cache is kept only if it has it)."""
     old_hashes: dict[str, str] = old[1]["file_hashes"] if old else {}
     current = {f.path for f in scan.files}
     added: list[str] = []
@@ -160,7 +163,8 @@ def plan_build(scan: Scan, skipped: list[tuple[str, str]], owner: str, name: str
         jobs.append((f.path, f.read, f.size))
     removed = sorted(p for p in old_hashes if p not in current)
     keep_live = old is not None and not jobs and not removed and (
-        old[1]["commit_hash"], old[1]["owner"], old[1]["name"]) == (scan.commit_hash, owner, name)
+        old[1]["commit_hash"], old[1]["owner"], old[1]["name"], old[1].get("source")
+    ) == (scan.commit_hash, owner, name, source)
     return BuildPlan(added, changed, removed, unchanged, skipped, jobs,
                      old[1] if old else None, old[0] if old else None, keep_live)
 
@@ -338,10 +342,14 @@ class IndexStore:
     def update_index(
         self, key: str, owner: str, name: str, scan: Scan, *, full: bool = False,
         progress: Progress | None = None, warm: WarmWorker | None = None,
+        source: Source | None = None, replace: bool = False,
     ) -> BuildReport:
         """Build or incrementally update the cache ``key`` from ``scan``. ``warm``: a parse
         worker forked when the build started, used for a few changed files (its owner
-        stops it otherwise)."""
+        stops it otherwise). ``source``: recorded in the manifest; a live cache built from
+        another source is refused (OtherSource, before anything is written) unless
+        ``replace``. A replacing build carries the files it shares with the live cache
+        (same path, same content hash, checked): the result is the full build's."""
         started = time.perf_counter()
         scan, reserved = _without_reserved(scan)
         skipped = sorted([*scan.skipped, *reserved])
@@ -349,13 +357,19 @@ class IndexStore:
         with self.lock(key):
             commit_mod.clean_staging(self.root, key)
             try:
-                plan = plan_build(scan, skipped, owner, name,
-                                  None if full else self._read_old_head(key))
+                old = self._read_old_head(key)
+                record = None if source is None else source.record(scan.commit_hash)
+                if (old is not None and source is not None and not replace
+                        and not source.same_as(old[1])):
+                    from .source_identity import OtherSource  # (not on the resolve path)
+
+                    raise OtherSource(key, old[1], source)
+                plan = plan_build(scan, skipped, owner, name, None if full else old, record)
                 try:
-                    report = self._write(key, owner, name, scan, plan, progress, warm)
+                    report = self._write(key, owner, name, scan, plan, progress, warm, record)
                 except _Untrusted:  # the live generation is damaged: build it all again
-                    plan = plan_build(scan, skipped, owner, name, None)
-                    report = self._write(key, owner, name, scan, plan, progress, None)
+                    plan = plan_build(scan, skipped, owner, name, None, record)
+                    report = self._write(key, owner, name, scan, plan, progress, None, record)
             finally:
                 commit_mod.clean_staging(self.root, key)
         report.seconds = time.perf_counter() - started
@@ -364,6 +378,7 @@ class IndexStore:
     def _write(
         self, key: str, owner: str, name: str, scan: Scan, plan: BuildPlan,
         progress: Progress | None, warm: WarmWorker | None,
+        source_record: dict[str, Any] | None = None,
     ) -> BuildReport:
         """Execute ``plan`` into a new staging directory and swap it in (unless the live
         generation already is the result); _Untrusted when the live generation the plan
@@ -384,7 +399,7 @@ class IndexStore:
                 report.tokens = old.tokens
                 return report
             header = self._write_generation(key, owner, name, scan, plan, old, parsed,
-                                            staging, report, progress)
+                                            staging, report, progress, source_record)
             # Only files that are still not indexable changed: keep the live generation.
             if old is None or not _same_generation(old.header, header):
                 commit_mod.commit(staging, self.cache_dir(key))
@@ -399,6 +414,7 @@ class IndexStore:
     def _write_generation(
         self, key: str, owner: str, name: str, scan: Scan, plan: BuildPlan, old: _Old | None,
         parsed_iter: Parsed, staging: Path, report: BuildReport, progress: Progress | None,
+        source_record: dict[str, Any] | None,
     ) -> dict[str, Any]:
         """Write the new generation into ``staging``; its manifest header. ``parsed_iter``
         gives the parse results of the files not carried from ``old``, in path order."""
@@ -453,6 +469,7 @@ class IndexStore:
             index_version=CURRENT_INDEX_VERSION, owner=owner, name=name,
             indexed_at=utc_timestamp(), commit_hash=scan.commit_hash,
             file_hashes={p: digests[p] for p in doc_files}, doc_files=doc_files,
+            source=source_record,
         )
         digest = spool.write_manifest(staging / MANIFEST_NAME, header)
         old_index = None
@@ -516,7 +533,7 @@ def _same_generation(old: dict[str, Any], header: dict[str, Any]) -> bool:
     """True when a new manifest ``header`` describes the same cache as ``old`` (a rebuild
     that only re-parsed files that are still skipped, e.g. too deeply nested ones)."""
     keys = ("cache_version", "owner", "name", "commit_hash", "file_hashes", "doc_files")
-    return all(old[k] == header[k] for k in keys)
+    return all(old[k] == header[k] for k in keys) and old.get("source") == header.get("source")
 
 
 def _without_reserved(scan: Scan) -> tuple[Scan, list[tuple[str, str]]]:

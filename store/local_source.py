@@ -1,8 +1,8 @@
 """A local directory's build, as a library call (the CLI and the git hook both use it).
 
 ``build_from_directory`` is the directory twin of ``git_source.build_from_git``: it walks
-the directory (git's view of it when it is in a work tree, at any depth) and updates the
-cache ``local-<name>``, returning the ``BuildReport``; it prints nothing.
+the directory (git's view of it when it is in a work tree, at any depth) and updates its
+cache (named by ``source_identity``), returning the ``BuildReport``; it prints nothing.
 ``summary_lines`` renders a report as the one-screen summary both callers print.
 """
 
@@ -12,22 +12,28 @@ from pathlib import Path
 
 from ..printable import printable
 from .index_store import BuildReport, IndexStore, Progress, warm_worker
+from .source_identity import check_name, directory_source
 from .sources import DEFAULT_MAX_BYTES, scan_directory
 
 SHOWN_SKIPPED = 20
 
 
 def build_from_directory(store: IndexStore, directory: Path, *, name: str | None = None,
-                         full: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
+                         full: bool = False, replace: bool = False,
+                         max_bytes: int = DEFAULT_MAX_BYTES,
                          progress: Progress | None = None) -> BuildReport:
-    """Build or update the cache ``local-<name>`` (default name: the directory's)."""
+    """Build or update the cache of a folder: its default name (``source_identity``:
+    ``<owner>-<name>[-<sub-path>]`` in a work tree with an ``origin``, else
+    ``local-<parent>-<folder>``) or exactly ``name``. ``replace``: a cache of that name
+    built from another source is replaced, not refused."""
     directory = directory.resolve()
-    repo_name = name or directory.name
-    key = f"local-{repo_name}"
+    identity = directory_source(directory)
+    key = check_name(name) if name is not None else identity.key
     with warm_worker(store, key, full) as warm:  # imports the parsers during the walk
         scan = scan_directory(directory, max_bytes=max_bytes, cache_root=store.root)
-        return store.update_index(key, "local", repo_name, scan, full=full,
-                                  progress=progress, warm=warm)
+        return store.update_index(key, identity.owner, identity.name, scan, full=full,
+                                  progress=progress, warm=warm, source=identity,
+                                  replace=replace)
 
 
 def summary_lines(report: BuildReport, seconds: float) -> list[str]:

@@ -164,8 +164,12 @@ def manifest_digest(data: bytes) -> str:
 def manifest_header(
     *, cache_version: str, document_count: int, index_version: int, owner: str, name: str,
     indexed_at: str, commit_hash: str, file_hashes: dict[str, str], doc_files: list[str],
+    source: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    return {
+    """The header fields in order; ``source`` (``store.source_identity``), an optional
+    field, comes after the cache-spec fields and before ``sections`` (which stay last:
+    an incremental build reads the header up to them)."""
+    header = {
         "cache_version": cache_version,
         "document_count": document_count,
         "index_version": index_version,
@@ -177,6 +181,9 @@ def manifest_header(
         "file_hashes": file_hashes,
         "doc_files": doc_files,
     }
+    if source is not None:
+        header["source"] = source
+    return header
 
 
 REQUIRED = {

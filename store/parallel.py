@@ -299,17 +299,21 @@ class _ChildResults:
 
 
 def _warm_parsers(jobs: list[Job]) -> None:
-    """Import and set up the parsers once, before forking, so workers inherit them."""
+    """Import and set up the parsers the jobs need once, before forking, so workers
+    inherit them (not the other one: tens of milliseconds before any parse starts)."""
     from ..indexer.document import index_file  # noqa: F401 (imported for the workers)
     from ..indexer.formats import is_rst_path
-    from ..indexer.markdown import _block_parser, _inline_parser
 
-    _block_parser()
-    _inline_parser()
-    if any(is_rst_path(path) for path, _, _ in jobs):
-        from ..indexer.rst import _parser
+    rst = [is_rst_path(path) for path, _, _ in jobs]
+    if not all(rst):
+        from ..indexer.markdown import _block_parser, _inline_parser
 
-        _parser()
+        _block_parser()
+        _inline_parser()
+    if any(rst):
+        from ..indexer.rst_structure import parser
+
+        parser()
 
 
 def _submit(pool: Any, batch: list[tuple[str, bytes | str]], staging: str,

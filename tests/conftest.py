@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from doc_index.store.index_store import BuildReport, IndexStore
+from doc_index.store.source_identity import directory_source
 from doc_index.store.sources import scan_directory
 from hypothesis import settings
 
@@ -49,9 +50,12 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
 
 
 def build(source: Path, root: Path, *, full: bool = False, name: str | None = None) -> BuildReport:
-    name = name or source.name
-    return IndexStore(root).update_index(f"local-{name}", "local", name, scan_directory(source),
-                                         full=full)
+    """Build ``source`` into ``local-<name>`` (default: its folder's name), recording its
+    source as ``doc-index build`` does; any other source of that cache is replaced."""
+    identity = directory_source(source.resolve())
+    return IndexStore(root).update_index(
+        f"local-{name or source.name}", identity.owner, identity.name, scan_directory(source),
+        full=full, source=identity, replace=True)
 
 
 def manifest(cache_dir: Path) -> dict:

@@ -14,6 +14,7 @@ from doc_index.server import jsonout
 from doc_index.server.results import Answer, CacheEntry, CacheInfo
 
 import doc_index
+from doc_index import listing
 from doc_index.errors import EXIT_CODES, DocIndexError, UsageError
 
 KEY = "local-mdkit-docs"
@@ -28,10 +29,10 @@ def root(tmp_path: Path) -> Path:
 def test_build_list_inspect_resolve_delete_as_a_library(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    report = doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root)
+    report = doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
     assert isinstance(report, doc_index.BuildReport)
     assert report.key == KEY and report.written and report.sections > 0
-    again = doc_index.build(str(SAMPLE_REPOS / "mdkit-docs"), root=root)
+    again = doc_index.build(str(SAMPLE_REPOS / "mdkit-docs"), root=root, name=KEY)
     assert not again.written and again.parsed == []
 
     assert doc_index.list_caches(root) == [CacheEntry(KEY, True)]
@@ -53,10 +54,10 @@ def test_build_list_inspect_resolve_delete_as_a_library(
 
 
 def test_the_objects_render_to_the_cli_bytes(root: Path) -> None:
-    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root)
+    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
     for args, text in (
-        (["list"], jsonout.list_text(doc_index.list_caches(root))),
-        (["inspect", KEY], jsonout.info_text(doc_index.inspect(KEY, root=root))),
+        (["list", "--json"], listing.list_json(doc_index.describe_caches(root))),
+        (["inspect", KEY, "--json"], listing.details_json(doc_index.describe(KEY, root=root))),
         (["resolve", KEY, QUERY, "--budget", "600"],
          jsonout.answer_text(doc_index.resolve(KEY, QUERY, 600, root=root))),
     ):
@@ -68,7 +69,7 @@ def test_the_objects_render_to_the_cli_bytes(root: Path) -> None:
 def test_errors_are_typed_and_carry_their_exit_code(
     root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root)
+    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
     cases: list[tuple[object, str]] = []
     for call in (
         lambda: doc_index.resolve("no-such-cache", QUERY, 600, root=root),
@@ -103,7 +104,7 @@ def test_errors_are_typed_and_carry_their_exit_code(
 def test_every_door_refuses_the_same_budget_strings(root: Path, budget: str) -> None:
     """``doc-index resolve`` used int(): it took ``1_000``, ``+500`` and `` 500``; now it
     takes what ``context resolve`` takes (an optional ``-`` and 1-18 ASCII digits, in range)."""
-    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root)
+    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
     doc = run_cli("resolve", KEY, QUERY, "--budget", budget, "--root", str(root))
     context = subprocess.run(
         [sys.executable, "-m", "doc_index.server.context_cli", "resolve", "--cache",

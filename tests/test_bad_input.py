@@ -163,7 +163,7 @@ def test_hostile_sources_build(tmp_path: Path) -> None:
     expected_skips = bad_tree(source, outside)
     root = tmp_path / "root"
     proc, opened, seconds, peak_mb = _run_audited(
-        tmp_path, ["build", str(source), "--root", str(root)])
+        tmp_path, ["build", str(source), "--root", str(root), "--name", KEY])
     err = proc.stderr.decode("utf-8", "replace")
     assert proc.returncode == 0, err
     assert "Traceback" not in err
@@ -248,7 +248,7 @@ def test_30_mb_file_with_a_raised_cap(tmp_path: Path) -> None:
     write_tree(source, {"big.md": "".join(parts), "small.md": "# Small\n\nzebra\n"})
     proc, _, seconds, peak_mb = _run_audited(
         tmp_path, ["build", str(source), "--root", str(tmp_path / "root"),
-                   "--max-file-bytes", str(40 * MB)])
+                   "--max-file-bytes", str(40 * MB), "--name", KEY])
     assert proc.returncode == 0, proc.stderr
     print(f"30 MB file: {seconds:.1f} s CPU, peak RSS {peak_mb:.0f} MB")
     assert seconds < 300 and peak_mb < 2000

@@ -14,6 +14,7 @@ from doc_index.store.index_store import IndexStore, _Untrusted, plan_build
 from doc_index.store.local_source import build_from_directory
 from doc_index.store.manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 from doc_index.store.parallel import WarmWorker
+from doc_index.store.source_identity import directory_source
 from doc_index.store.sources import scan_directory
 
 TREE = {"a.md": "# A\n\ntext\n", "b.md": "# B\n\nmore\n", "c.md": "# C\n\nsee\n"}
@@ -44,11 +45,15 @@ def test_the_plan_holds_the_decisions(tmp_path: Path) -> None:
     report = build(docs, store.root, name="x")
     assert (report.added, report.changed, report.removed, report.unchanged) == (
         ["d.md"], ["b.md"], ["c.md"], ["a.md"])
-    again = plan_build(scan_directory(docs), [], "local", "x", store._read_old_head("local-x"))
+    source = directory_source(docs.resolve()).record("")
+    head = store._read_old_head("local-x")
+    again = plan_build(scan_directory(docs), [], "local", "src", head, source)
     assert again.keep_live and again.jobs == []
-    renamed = plan_build(scan_directory(docs), [], "local", "y",
-                         store._read_old_head("local-x"))
+    renamed = plan_build(scan_directory(docs), [], "local", "y", head, source)
     assert not renamed.keep_live
+    moved = plan_build(scan_directory(docs), [], "local", "src", head,
+                       {**source, "location": "/elsewhere"})
+    assert not moved.keep_live  # the manifest must record the source it now holds
 
 
 @pytest.mark.parametrize("damage", ["search index", "raw file", "raw file, nothing changed"])
@@ -111,11 +116,11 @@ def test_the_warm_worker_is_stopped_by_its_one_owner(tmp_path: Path) -> None:
 
     docs = write_tree(tmp_path / "src", TREE)
     store = IndexStore(tmp_path / "root")
-    build_from_directory(store, docs, name="x")
+    build_from_directory(store, docs, name="local-x")
     write_tree(docs, {"b.md": "# B\n\nchanged\n"})
-    report = build_from_directory(store, docs, name="x")  # the warm worker parses b.md
+    report = build_from_directory(store, docs, name="local-x")  # the warm worker parses b.md
     assert report.parsed == ["b.md"] and not report.full
-    again = build_from_directory(store, docs, name="x")  # nothing changed: worker unused
+    again = build_from_directory(store, docs, name="local-x")  # nothing changed: worker unused
     assert not again.written and again.unchanged == ["a.md", "b.md", "c.md"]
     assert (store.root / "local-x" / MANIFEST_NAME).is_file()
 

@@ -45,7 +45,7 @@ DOC = "# title\n\nsome text under the title, with several words of prose\n"
 def _bombed_cache(tmp_path: Path) -> tuple[Path, Path]:
     src = write_tree(tmp_path / "s", {"a.md": DOC})
     root = tmp_path / "root"
-    assert _run_capped("build", str(src), "--root", str(root)).returncode == 0
+    assert _run_capped("build", str(src), "--root", str(root), "--name", "local-s").returncode == 0
     with open(root / "local-s" / "search.idx", "r+b") as fh:
         fh.truncate(BOMB_BYTES)
     return src, root
@@ -59,7 +59,7 @@ def test_a_search_index_over_its_cap_is_invalid_without_being_read(tmp_path: Pat
 
 def test_a_build_over_a_search_index_past_its_cap_makes_a_full_build(tmp_path: Path) -> None:
     src, root = _bombed_cache(tmp_path)
-    done = _run_capped("build", str(src), "--root", str(root))
+    done = _run_capped("build", str(src), "--root", str(root), "--name", "local-s")
     assert done.returncode == 0, done.stderr
     assert b"built (full)" in done.stderr
     assert (root / "local-s" / "search.idx").stat().st_size < 10_000
@@ -74,7 +74,7 @@ def test_a_build_whose_search_index_would_exceed_its_cap_fails_and_keeps_the_liv
 
     src = write_tree(tmp_path / "src", {"a.md": DOC})
     root = tmp_path / "root"
-    argv = ["build", str(src), "--root", str(root), "--name", "p"]
+    argv = ["build", str(src), "--root", str(root), "--name", "local-p"]
     assert cli.main(argv) == 0
     before = (root / "local-p" / "search.idx").read_bytes()
     monkeypatch.setattr(search_index, "MAX_SEARCH_INDEX_BYTES", len(before) + 100)
@@ -141,7 +141,7 @@ def _nested_sidecar_cache(tmp_path: Path) -> tuple[Path, Path]:
     """A built cache whose search.idx is a deeply nested JSON header with a correct trailer."""
     src = write_tree(tmp_path / "s", {"a.md": DOC})
     root = tmp_path / "root"
-    assert run_cli("build", str(src), "--root", str(root)).returncode == 0
+    assert run_cli("build", str(src), "--root", str(root), "--name", "local-s").returncode == 0
     body = search_index.MAGIC + b"[" * 100_000 + b"]" * 100_000 + b"\n"
     (root / "local-s" / "search.idx").write_bytes(body + hashlib.sha256(body).digest())
     return src, root
@@ -163,7 +163,7 @@ def test_a_deeply_nested_search_index_is_cache_invalid_for_resolve_and_mcp(
 
 def test_a_build_over_a_deeply_nested_search_index_makes_a_full_build(tmp_path: Path) -> None:
     src, root = _nested_sidecar_cache(tmp_path)
-    done = run_cli("build", str(src), "--root", str(root))
+    done = run_cli("build", str(src), "--root", str(root), "--name", "local-s")
     assert done.returncode == 0, done.stderr
     assert b"built (full)" in done.stderr
     done = run_cli("resolve", "local-s", "title", "--root", str(root))

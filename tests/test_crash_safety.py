@@ -62,7 +62,7 @@ def _kill_loop(tmp_path: Path, iterations: int, seed: int) -> dict[str, int]:
         _flip(source, state)
         proc = subprocess.Popen(
             [sys.executable, "-m", "doc_index.cli", "build", str(source), "--root", str(root),
-             "--full"],
+             "--name", "local-src", "--full"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         time.sleep(rng.uniform(0.0, duration * 1.3))

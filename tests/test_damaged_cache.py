@@ -278,7 +278,7 @@ def test_damage_cli_and_repairing_rebuild(
     assert proc.returncode == 0 and proc.stderr == b""
     assert json.loads(proc.stdout)["valid"] is valid
     # A plain rebuild (no --full) repairs it.
-    proc = run_cli("build", str(source), "--root", str(damaged_root), "--name", "src")
+    proc = run_cli("build", str(source), "--root", str(damaged_root), "--name", "local-src")
     assert proc.returncode == 0, proc.stderr
     clean = tmp_path / "clean"
     build(source, clean, name="src", full=True)
@@ -419,7 +419,7 @@ def test_damaged_cache_subprocess_never_tracebacks(damaged_root: Path) -> None:
         copy = damaged_root / f"local-d{n}"
         shutil.copytree(base, copy, symlinks=True)
         damage(copy)
-    proc = run_cli("list", "--root", str(damaged_root))
+    proc = run_cli("list", "--root", str(damaged_root), "--json")
     assert proc.returncode == 0 and proc.stderr == b""
     listed = json.loads(proc.stdout)["caches"]
     assert len(listed) == len(DAMAGES) + 1

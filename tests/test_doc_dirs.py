@@ -38,10 +38,10 @@ def test_a_tracked_build_directory_is_indexed_in_a_work_tree(env: Path) -> None:
     root = env / "root"
     done = run_cli("build", str(repo / "doc"), "--root", str(root))
     assert done.returncode == 0, done.stderr
-    assert _indexed(root, "local-doc") == ["build/index.rst", "build/orm/session.rst"]
+    assert _indexed(root, "local-proj-doc") == ["build/index.rst", "build/orm/session.rst"]
     done = run_cli("build", str(repo), "--root", str(root))
     assert done.returncode == 0, done.stderr
-    assert _indexed(root, "local-proj") == ["dist/notes.md", "doc/build/index.rst",
+    assert _indexed(root, f"local-{env.name}-proj") == ["dist/notes.md", "doc/build/index.rst",
                                            "doc/build/orm/session.rst"]
     assert b"node_modules" not in done.stderr  # ignored by git: never walked, never listed
 
@@ -58,7 +58,7 @@ def test_outside_git_skipped_directories_are_named_with_their_doc_files(
     root = env / "root"
     done = run_cli("build", str(src), "--root", str(root))
     assert done.returncode == 0, done.stderr
-    assert _indexed(root, "local-plain") == ["index.md"]
+    assert _indexed(root, f"local-{tmp_path.name}-plain") == ["index.md"]
     lines = done.stderr.decode().splitlines()
     assert "  skipped build: directory skipped by name outside git (held 2 doc files)" in lines
     assert ("  skipped node_modules: directory skipped by name outside git (held 1 doc file)"
@@ -78,6 +78,6 @@ def test_a_folder_git_ignores_whole_is_walked_as_a_plain_folder(env: Path) -> No
     root = env / "root"
     done = run_cli("build", str(repo / "vendor-docs"), "--root", str(root))
     assert done.returncode == 0, done.stderr
-    assert _indexed(root, "local-vendor-docs") == ["api/ref.md", "guide.md"]
-    assert json.loads((root / "local-vendor-docs" / "manifest.json").read_bytes())[
+    assert _indexed(root, "local-proj-vendor-docs") == ["api/ref.md", "guide.md"]
+    assert json.loads((root / "local-proj-vendor-docs" / "manifest.json").read_bytes())[
         "commit_hash"] == ""

@@ -102,7 +102,9 @@ def check_valid(cache_dir: Path) -> str:
 
 
 def cli_build(source: Path, root: Path, *extra: str) -> subprocess.CompletedProcess[bytes]:
-    return run_cli("build", str(source), "--root", str(root), "--name", "src", *extra)
+    # a and b are two states of one source: --replace lets the build swap them
+    return run_cli("build", str(source), "--root", str(root), "--name", "local-src", "--replace",
+                   *extra)
 
 
 @contextlib.contextmanager
@@ -194,8 +196,8 @@ def test_enospc_cli_prints_one_error_line(tmp_path: Path) -> None:
     assert cli_build(a, root).returncode == 0
     before = cache_files(root / KEY)
     proc = subprocess.run(
-        [sys.executable, "-c", _INJECT, "build", str(b), "--root", str(root), "--name", "src",
-         str(root / "search.idx")], capture_output=True, timeout=120)
+        [sys.executable, "-c", _INJECT, "build", str(b), "--root", str(root), "--name", "local-src",
+         "--replace", str(root / "search.idx")], capture_output=True, timeout=120)
     assert proc.returncode == 6
     assert "No space left on device" in one_error_line(proc)
     assert cache_files(root / KEY) == before
@@ -255,7 +257,8 @@ def test_read_only_mount_build_fails_cleanly_and_serving_works(tmp_path: Path) -
             for args in (("list", "--root", str(root)), ("inspect", KEY, "--root", str(root))):
                 done = run_cli(*args)
                 assert done.returncode == 0 and done.stderr == b"", done.stderr
-            assert json.loads(run_cli("inspect", KEY, "--root", str(root)).stdout)["valid"]
+            assert json.loads(run_cli("inspect", KEY, "--root", str(root), "--json").stdout)[
+                "valid"]
         finally:
             remount(disk, "rw")
         assert cli_build(b, root).returncode == 0
@@ -302,7 +305,8 @@ def test_chmod_0555_root(shared_tmp: Path) -> None:
     env = {**os.environ, "HOME": str(shared_tmp)}
     proc = subprocess.run(
         [*prefix, sys.executable, "-m", "doc_index.cli", "build", str(b), "--root", str(root),
-         "--name", "src"], capture_output=True, timeout=120, env=env, cwd=shared_tmp)
+         "--name", "local-src", "--replace"],
+        capture_output=True, timeout=120, env=env, cwd=shared_tmp)
     assert proc.returncode == 6, proc.stderr
     assert "Permission denied" in one_error_line(proc)
     assert cache_files(root / KEY) == before
@@ -338,7 +342,7 @@ def test_a_held_lock_makes_the_second_build_wait(tmp_path: Path) -> None:
     build(a, root, name="src")
     before = cache_files(root / KEY)
     builder = RawServer(python_argv(_BUILD_REPORTING_A_BUSY_LOCK) + [  # read line by line
-        "build", str(b), "--root", str(root), "--name", "src"])
+        "build", str(b), "--root", str(root), "--name", "local-src", "--replace"])
     try:
         with IndexStore(root).lock(KEY):
             # Two refusals: the build reached the lock, found it held, and tried again
@@ -362,7 +366,8 @@ def _concurrent_builds(tmp_path: Path, rounds: int) -> int:
             shutil.rmtree(root, ignore_errors=True)  # racing first builds too
         procs = [
             subprocess.Popen([sys.executable, "-m", "doc_index.cli", "build", str(src), "--root",
-                              str(root), "--name", "src", *(["--full"] if n % 2 else [])],
+                              str(root), "--name", "local-src", "--replace",
+                              *(["--full"] if n % 2 else [])],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             for src in ((a, b) if n % 2 else (b, a))
         ]

@@ -94,8 +94,16 @@ def git_and_all_it_started(cwd: Path, *args: str,
     return done
 
 
-def manifest(root: Path, key: str = "local-work") -> dict:
-    return json.loads((root / key / "manifest.json").read_bytes())
+def only_cache(root: Path) -> Path:
+    """The one cache under ``root``: the hook rebuilds the cache ``doc-index build
+    <checkout>`` made (named from the checkout's origin), never a second one."""
+    caches = [p for p in root.iterdir() if not p.name.startswith(".")]
+    assert len(caches) == 1, caches
+    return caches[0]
+
+
+def manifest(root: Path) -> dict:
+    return json.loads((only_cache(root) / "manifest.json").read_bytes())
 
 
 def tree_state(directory: Path) -> dict[str, tuple[bytes, int]]:
@@ -138,7 +146,8 @@ def test_pull_runs_incremental_build(env: Path) -> None:
     m = manifest(root)
     assert m["commit_hash"] == git(work, "rev-parse", "HEAD").stdout.strip()
     assert "docs/new.md" in m["doc_files"]
-    assert b"retries" in (root / "local-work" / "docs" / "guide.md").read_bytes()
+    assert b"retries" in (only_cache(root) / "docs" / "guide.md").read_bytes()
+    assert only_cache(root).name == f"{env.name}-up"  # origin <env>/up.git
 
 
 def test_existing_hooks_are_chained_and_restored(env: Path) -> None:

@@ -225,18 +225,18 @@ def test_ref_branch_tag_and_commit(env: Path) -> None:
     store = IndexStore(env / "root")
     url = bare.as_uri()
 
-    assert build_from_git(store, url, ref="v1").written
-    assert manifest(env / "root" / "acme-widgets")["commit_hash"] == commit_a
-    up = build_from_git(store, url)  # the remote HEAD (main) = B, incrementally
-    assert up.parsed == ["docs/guide.md", "docs/moved.md", "docs/new.md"]
+    # each ref its own cache (source_identity); --replace moves one cache to another ref
+    assert build_from_git(store, url, ref="v1").key == "acme-widgets@v1"
+    assert manifest(env / "root" / "acme-widgets@v1")["commit_hash"] == commit_a
+    assert build_from_git(store, url).key == "acme-widgets"  # the remote HEAD (main) = B
     assert manifest(env / "root" / "acme-widgets")["commit_hash"] == commit_b
-    back = build_from_git(store, url, ref="stable")
-    assert back.parsed == ["docs/gone.md", "docs/guide.md", "docs/old.md"]
+    back = build_from_git(store, url, ref="stable", name="acme-widgets", replace=True)
+    assert back.parsed == ["docs/gone.md", "docs/guide.md", "docs/old.md"]  # incremental
     assert manifest(env / "root" / "acme-widgets")["commit_hash"] == commit_a
     named = build_from_git(store, url, ref=commit_b[:10], name="pinned")
-    assert named.key == "acme-pinned"
-    m = manifest(env / "root" / "acme-pinned")
-    assert (m["commit_hash"], m["owner"], m["name"]) == (commit_b, "acme", "pinned")
+    assert named.key == "pinned"
+    m = manifest(env / "root" / "pinned")
+    assert (m["commit_hash"], m["owner"], m["name"]) == (commit_b, "acme", "widgets")
 
 
 def test_skips_symlinks_submodules_and_big_files(env: Path) -> None:
@@ -278,8 +278,8 @@ def test_crlf_and_local_edits_do_not_leak(env: Path, monkeypatch: pytest.MonkeyP
     git(author, "add", "docs/guide.md")
     (author / "README.md").write_text("# Dirty\n")
 
-    build_from_git(IndexStore(env / "root"), author.as_uri(), name="widgets")
-    cache = env / "root" / f"{env.name}-widgets"  # owner: the URL's parent directory
+    build_from_git(IndexStore(env / "root"), author.as_uri())
+    cache = env / "root" / f"{env.name}-author"  # owner: the URL's parent directory
     m = manifest(cache)
     assert m["commit_hash"] == head
     for path in m["doc_files"]:
@@ -294,8 +294,8 @@ def test_crlf_and_local_edits_do_not_leak(env: Path, monkeypatch: pytest.MonkeyP
     # Same commit built without autocrlf: the same cache.
     (env / "home" / ".gitconfig").write_text("[core]\n\tautocrlf = false\n")
     monkeypatch.setenv("XDG_CACHE_HOME", str(env / "xdg2"))
-    build_from_git(IndexStore(env / "root2"), author.as_uri(), name="widgets")
-    assert snapshot(cache) == snapshot(env / "root2" / f"{env.name}-widgets")
+    build_from_git(IndexStore(env / "root2"), author.as_uri())
+    assert snapshot(cache) == snapshot(env / "root2" / f"{env.name}-author")
 
 
 def test_failed_update_leaves_cache_and_clone_alone(env: Path) -> None:
@@ -400,7 +400,7 @@ def test_cli_missing_ref(env: Path) -> None:
 def test_cli_bad_name_is_usage_error(env: Path) -> None:
     _, bare = make_remote(env)
     _assert_one_line_error(run_cli("build", bare.as_uri(), "--name", "../x"), 1,
-                           "invalid --name", env)
+                           "invalid cache name", env)
 
 
 def test_cli_build_and_update(env: Path) -> None:

@@ -98,6 +98,8 @@ def make_source(tmp_path: Path, kind: str) -> Path:
         git(top, "init", "-q", "-b", "main")
         git(top, "add", "-A")
         git(top, "commit", "-q", "-m", "docs")
+    if kind == "below-a-work-tree":  # named from its origin (source_identity), not GitPython
+        git(top, "remote", "add", "origin", "https://github.com/acme/proj.git")
     return source
 
 
@@ -116,7 +118,8 @@ def test_a_local_build_imports_no_gitpython_and_when_nothing_changed_no_parser(
 
 def test_resolve_imports_no_build_machinery(tmp_path: Path) -> None:
     root = tmp_path / "root"
-    done = run_cli("build", str(SAMPLE_REPOS / "mdkit-docs"), "--root", str(root))
+    done = run_cli("build", str(SAMPLE_REPOS / "mdkit-docs"), "--root", str(root),
+                   "--name", "local-mdkit-docs")
     assert done.returncode == 0, done.stderr
     cache = root / "local-mdkit-docs"
     for module, args in (

@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build, cache_files, without_indexed_at, write_tree
-from doc_index.store.index_store import IndexStore
 from doc_index.store.manifest import MANIFEST_NAME
-from doc_index.store.sources import scan_directory
 
 TITLES = ["Configuration", "Retries", "Install", 'Say "hi"', "Back\\slash", "Über größe",
           "日本語", "Timeouts & limits", "Configuration", "FAQ"]
@@ -101,7 +99,7 @@ def test_incremental_build_after_damage_is_full(tmp_path: Path) -> None:
     assert without_indexed_at(cache_files(cache)) == good
     data = (cache / MANIFEST_NAME).read_bytes().replace(b'"title":"B"', b'"title":"C"')
     (cache / MANIFEST_NAME).write_bytes(data)
-    report = IndexStore(root).update_index("local-x", "local", "x", scan_directory(docs))
+    report = build(docs, root, name="x")
     assert report.full and report.written
     assert without_indexed_at(cache_files(cache)) == good
 

@@ -30,7 +30,7 @@ def test_hostile_line_builds(tmp_path: Path, case: str) -> None:
     files, title = CASES[case]
     src = write_tree(tmp_path / "src", files)
     root = tmp_path / "root"
-    done = run_cli("build", str(src), "--root", str(root), "--name", "p")
+    done = run_cli("build", str(src), "--root", str(root), "--name", "local-p")
     assert done.returncode == 0, done.stderr.decode()
     first = manifest(root / "local-p")["sections"][0]
     assert first["title"] == title

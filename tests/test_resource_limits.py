@@ -40,7 +40,7 @@ def test_sections_beyond_the_cap_merge_into_the_last_kept_one(tmp_path: Path) ->
     text = "intro\n\n" + _headings(CAP - 1 + extra)  # a root section, then the headings
     src = write_tree(tmp_path / "src", {"big.md": text, "small.md": "# Small\n\nbody\n"})
     root = tmp_path / "root"
-    done = run_cli("build", str(src), "--root", str(root), "--name", "p")
+    done = run_cli("build", str(src), "--root", str(root), "--name", "local-p")
     assert done.returncode == 0, done.stderr
     stderr = done.stderr.decode()
     line = text[: text.index(f"# Heading {CAP - 1}\n")].count("\n") + 1
@@ -55,7 +55,7 @@ def test_sections_beyond_the_cap_merge_into_the_last_kept_one(tmp_path: Path) ->
     # The sections before the cap are those of the file cut at the cap, ids included.
     cut = text[: text.index(f"# Heading {CAP - 1}\n")]
     src2 = write_tree(tmp_path / "src2", {"big.md": cut, "small.md": "# Small\n\nbody\n"})
-    assert run_cli("build", str(src2), "--root", str(root), "--name", "q").returncode == 0
+    assert run_cli("build", str(src2), "--root", str(root), "--name", "local-q").returncode == 0
     uncapped = [s for s in manifest(root / "local-q")["sections"] if s["file"] == "big.md"]
     assert len(uncapped) == CAP
     keys = ("id", "path", "title", "depth", "parent", "byte_offset")
@@ -158,7 +158,7 @@ def test_equal_headings_get_their_ids_in_linear_work() -> None:
 def test_a_capped_file_resolves(tmp_path: Path) -> None:
     src = write_tree(tmp_path / "src", {"big.md": "# h\n" * (CAP + 10)})
     root = tmp_path / "root"
-    assert run_cli("build", str(src), "--root", str(root), "--name", "h").returncode == 0
+    assert run_cli("build", str(src), "--root", str(root), "--name", "local-h").returncode == 0
     done = run_cli("resolve", "local-h", "h", "--budget", "100", "--root", str(root))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["selection"]["documents_considered"] == CAP
@@ -211,7 +211,7 @@ def test_a_4_kb_query_answers_within_a_bound_of_the_budget_native(tmp_path: Path
     text = "".join(f"# Topic {i}\n\nalpha{i} beta{i} shared\n\n" for i in range(3000))
     src = write_tree(tmp_path / "src", {"a.md": text})
     root = tmp_path / "root"
-    assert run_cli("build", str(src), "--root", str(root), "--name", "m").returncode == 0
+    assert run_cli("build", str(src), "--root", str(root), "--name", "local-m").returncode == 0
     budget = 2000
     answer = tools.resolve(root / "local-m", _distinct_words_query("alpha"), budget)
     result = json.loads(answer)
@@ -264,7 +264,7 @@ def test_a_build_whose_manifest_would_exceed_the_limit_fails_and_keeps_the_live_
     from doc_index import cli
 
     def build() -> int:
-        return cli.main(["build", str(src), "--root", str(root), "--name", "p"])
+        return cli.main(["build", str(src), "--root", str(root), "--name", "local-p"])
 
     src = write_tree(tmp_path / "src", {"a.md": _headings(20)})
     root = tmp_path / "root"

@@ -97,7 +97,7 @@ def test_work_tree_config_runs_no_command(env: Path) -> None:
 
     root = env / "root"
     for source in (proj, proj / "docs"):  # the top, and a directory below it
-        done = run_cli("build", str(source), "--root", str(root))
+        done = run_cli("build", str(source), "--root", str(root), "--name", f"local-{source.name}")
         assert done.returncode == 0, done.stderr
     assert sorted(os.listdir(markers)) == []
     m = manifest(root / "local-proj")
@@ -130,7 +130,8 @@ def test_inherited_git_dir_points_nowhere(env: Path) -> None:
     assert done.returncode == 0, done.stderr
     m = manifest(root / "acme-widgets")
     assert (m["commit_hash"], m["doc_files"]) == (head, ["README.md"])
-    done = run_cli("build", str(author), "--root", str(root), env=foreign)
+    done = run_cli("build", str(author), "--root", str(root), "--name", "local-author",
+                   env=foreign)
     assert done.returncode == 0, done.stderr
     m = manifest(root / "local-author")
     assert (m["commit_hash"], m["doc_files"]) == (head, ["README.md"])
@@ -366,7 +367,7 @@ def test_directory_below_work_tree_top_takes_gits_view(env: Path) -> None:
         [sys.executable, "-m", "doc_index.cli", "build", "../proj/docs", "--root", str(root)],
         cwd=work, capture_output=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
-    m = manifest(root / "local-docs")
+    m = manifest(root / "local-proj-docs")  # no origin: named from its parent and itself
     assert m["doc_files"] == ["guide.md", "new.md"]
     assert m["commit_hash"] == head
 
@@ -410,7 +411,7 @@ def test_partial_clone_lazy_fetch_runs_nothing(env: Path) -> None:
     marker.unlink()
 
     root = env / "root"
-    done = run_cli("build", str(proj), "--root", str(root))
+    done = run_cli("build", str(proj), "--root", str(root), "--name", "local-wt")
     assert done.returncode == 0, done.stderr
     assert not marker.exists()
     assert manifest(root / "local-wt")["doc_files"] == ["README.md", "other/o.md"]

@@ -174,7 +174,8 @@ def test_absurd_byte_length_in_a_manifest_is_cache_invalid(
     assert (proc.returncode, proc.stdout) == (5, b""), proc.stderr
     assert proc.stderr == b"error: Cache exists but is invalid\n"
     # The next build repairs the damage.
-    assert run_cli("build", str(tmp_path / "src"), "--root", str(root)).returncode == 0
+    assert run_cli("build", str(tmp_path / "src"), "--root", str(root), "--name", KEY
+                   ).returncode == 0
     assert run_cli("resolve", KEY, "retry timeout", "--root", str(root)).returncode == 0
 
 

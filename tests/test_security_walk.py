@@ -185,11 +185,11 @@ def test_cache_root_inside_the_source_is_never_indexed(tmp_path: Path) -> None:
     src = write_tree(tmp_path / "self", {"README.md": "# Self\n\nzebra\n",
                                          "docs/guide.md": "# Guide\n\ntext\n"})
     root = src / ".cache"
-    first = run_cli("build", str(src), "--root", str(root))
+    first = run_cli("build", str(src), "--root", str(root), "--name", "local-self")
     assert first.returncode == 0, first.stderr
     files = manifest(root / "local-self")["doc_files"]
     assert files == ["README.md", "docs/guide.md"]
-    second = run_cli("build", str(src), "--root", str(root))
+    second = run_cli("build", str(src), "--root", str(root), "--name", "local-self")
     assert second.returncode == 0, second.stderr
     assert manifest(root / "local-self")["doc_files"] == files
     assert b"skipped .cache: the cache root of this build" in second.stderr
@@ -257,7 +257,7 @@ def test_cleaning_one_caches_staging_keeps_anothers(tmp_path: Path) -> None:
     with store.lock("local-p.b"):
         other = commit.new_staging_dir(root, "local-p.b")
         (other / "half-written.md").write_text("# Half\n")
-        proc = run_cli("build", str(src), "--root", str(root), "--name", "p")
+        proc = run_cli("build", str(src), "--root", str(root), "--name", "local-p")
         assert proc.returncode == 0, proc.stderr
         assert (other / "half-written.md").is_file()
         assert manifest(root / "local-p")["doc_files"] == ["a.md"]
@@ -272,7 +272,7 @@ def test_a_cache_named_x_lock_cannot_replace_the_lock_of_x(tmp_path: Path) -> No
     root.mkdir()
     store = IndexStore(root)
     with store.lock("local-x"):
-        proc = run_cli("build", str(src), "--root", str(root), "--name", "x.lock")
+        proc = run_cli("build", str(src), "--root", str(root), "--name", "local-x.lock")
         assert proc.returncode == 0, proc.stderr
         assert manifest(root / "local-x.lock")["doc_files"] == ["a.md"]
         assert store.lock("local-x").held_elsewhere()  # still the lock of local-x, held
@@ -290,7 +290,7 @@ def test_a_root_with_lock_files_of_the_old_layout(tmp_path: Path) -> None:
     for key in ("local-x", "local-y"):
         (root / f"{key}.lock").write_bytes(b"")
     for name in ("x.lock", "x", "y"):  # x.lock first: its place holds a lock file
-        proc = run_cli("build", str(src), "--root", str(root), "--name", name)
+        proc = run_cli("build", str(src), "--root", str(root), "--name", f"local-{name}")
         assert proc.returncode == 0, proc.stderr
     assert sorted(os.listdir(root)) == ["local-x", "local-x.lock", "local-y"]
     (root / "local-x.lock.lock").write_bytes(b"")
@@ -338,7 +338,7 @@ def _outside_area(tmp_path: Path) -> Path:
 def _built(tmp_path: Path) -> tuple[Path, Path]:
     src = write_tree(tmp_path / "src", {"a.md": "# A\n\nzebra\n"})
     root = tmp_path / "root"
-    assert run_cli("build", str(src), "--root", str(root)).returncode == 0
+    assert run_cli("build", str(src), "--root", str(root), "--name", KEY).returncode == 0
     (src / "b.md").write_text("# B\n\nchanged\n")  # the next build has work to do
     return src, root
 
@@ -355,7 +355,7 @@ def test_a_symlinked_staging_area_is_refused(tmp_path: Path) -> None:
     outside = _outside_area(tmp_path)
     before, cache_before = _tree_bytes(outside), _tree_bytes(root / KEY)
     os.symlink(outside, root / ".doc-index-tmp")
-    proc = run_cli("build", str(src), "--root", str(root))
+    proc = run_cli("build", str(src), "--root", str(root), "--name", KEY)
     assert _tree_bytes(outside) == before  # nothing deleted (or written) through the link
     _refused(proc, f"{root / '.doc-index-tmp'}: a symlink")
     assert _tree_bytes(root / KEY) == cache_before
@@ -369,14 +369,14 @@ def test_a_symlinked_cache_staging_directory_is_refused(tmp_path: Path) -> None:
     before = _tree_bytes(outside)
     (root / ".doc-index-tmp").mkdir()
     os.symlink(outside / KEY, root / ".doc-index-tmp" / KEY)
-    _refused(run_cli("build", str(src), "--root", str(root)), f"{KEY}: a symlink")
+    _refused(run_cli("build", str(src), "--root", str(root), "--name", KEY), f"{KEY}: a symlink")
     assert _tree_bytes(outside) == before
 
 
 def test_a_staging_area_that_is_not_a_directory_is_refused(tmp_path: Path) -> None:
     src, root = _built(tmp_path)
     (root / ".doc-index-tmp").write_text("not a directory\n")
-    _refused(run_cli("build", str(src), "--root", str(root)), "not a directory")
+    _refused(run_cli("build", str(src), "--root", str(root), "--name", KEY), "not a directory")
     assert (root / ".doc-index-tmp").read_text() == "not a directory\n"
 
 
@@ -386,11 +386,11 @@ def test_a_staging_area_of_another_owner_is_refused(tmp_path: Path) -> None:
     src, root = _built(tmp_path)
     (root / ".doc-index-tmp").mkdir()
     os.chown(root / ".doc-index-tmp", 65534, 65534)
-    _refused(run_cli("build", str(src), "--root", str(root)), "owned by uid 65534")
+    _refused(run_cli("build", str(src), "--root", str(root), "--name", KEY), "owned by uid 65534")
     # The user running the build may own it: root building into somebody else's root.
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     os.chown(theirs, 65534, 65534)
-    proc = run_cli("build", str(src), "--root", str(theirs))
+    proc = run_cli("build", str(src), "--root", str(theirs), "--name", KEY)
     assert proc.returncode == 0, proc.stderr
     assert os.listdir(theirs) == [KEY]

@@ -15,7 +15,7 @@ from freezegun import freeze_time
 
 MANIFEST_ORDER = [
     "cache_version", "document_count", "index_version", "repo", "owner", "name", "indexed_at",
-    "commit_hash", "file_hashes", "doc_files", "sections",
+    "commit_hash", "file_hashes", "doc_files", "source", "sections",
 ]
 
 
@@ -26,6 +26,7 @@ def test_manifest_fields_in_order(docs: Path, root: Path) -> None:
     man = manifest(root / "local-docs-src")
     assert list(man) == MANIFEST_ORDER
     assert list(man["sections"][0]) == list(SECTION_FIELDS)
+    assert list(man["source"]) == ["kind", "location", "ref", "commit"]
     assert man["indexed_at"] == "2025-01-15T10:30:00.000000"
     assert man["index_version"] == CURRENT_INDEX_VERSION
     assert man["repo"] == "local/docs-src" and man["commit_hash"] == ""

@@ -1,0 +1,113 @@
+"""What ``doc-index list`` and ``inspect`` tell people of a cache: :class:`CacheDetails`.
+
+The spec's fields (``cache_version``, document count, size, validity) come from the same
+function as ``context.inspect_cache`` (``server.tools.cache_info``); the rest from the
+manifest: the source it was built from (``store.source_identity``), repository, commit,
+token total and build time. Everything here is read from untrusted files and checked:
+a field of the wrong type is left out (None), never repaired or trusted.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .errors import ContextError
+from .server.cache_files import read_regular
+from .server.cache_paths import resolve_cache_name
+from .server.strict_json import parse_json
+from .server.tools import cache_info
+from .store.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES
+from .store.source_identity import shown_source
+
+NATIVE = "doc-index"
+V0 = "context-engine-v0"
+
+
+class CacheDetails(NamedTuple):
+    """One cache for people and scripts (``--json`` prints these fields, in this order).
+
+    ``format`` is ``doc-index``, ``context-engine-v0`` or None (no readable manifest);
+    ``source`` the manifest's record (kind, location, ref, commit) or None (a cache built
+    before doc-index recorded sources, or a v0 cache); ``commit`` the indexed commit or
+    None; ``tokens`` the sum of the sections' tokens (None for a v0 cache); ``indexed_at``
+    the UTC build time as the manifest has it; ``problem`` why the cache is not valid, or
+    that its source record is malformed (the cache is valid for the spec)."""
+
+    name: str
+    format: str | None
+    valid: bool
+    source: dict[str, Any] | None
+    repo: str | None
+    commit: str | None
+    sections: int
+    tokens: int | None
+    total_bytes: int
+    indexed_at: str | None
+    cache_version: str
+    problem: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return self._asdict()
+
+
+def cache_details(root: Path, name: str) -> CacheDetails:
+    """The details of cache ``name`` under ``root`` (never raises for a damaged cache: it
+    is described as invalid, with its problem)."""
+    try:
+        cache_dir = resolve_cache_name(root, name)
+        info = cache_info(cache_dir)
+    except ContextError as exc:
+        return CacheDetails(name, None, False, None, None, None, 0, None, 0, None, "",
+                            exc.detail or exc.message)
+    manifest = _manifest(cache_dir)
+    problem = None if info.valid else "the manifest is missing, unreadable or damaged"
+    if not isinstance(manifest, dict):
+        return CacheDetails(name, None, info.valid, None, None, None, info.document_count,
+                            None, info.total_bytes, None, info.cache_version, problem)
+    if "build_config" in manifest:
+        return CacheDetails(name, V0, info.valid, None, None, None, info.document_count, None,
+                            info.total_bytes, _text(manifest.get("created_at")),
+                            info.cache_version, problem)
+    source = manifest.get("source")
+    if source is not None and shown_source(source) is None:
+        source, problem = None, problem or "the manifest's source record is malformed"
+    commit = _text(manifest.get("commit_hash"))
+    return CacheDetails(
+        name, NATIVE, info.valid, source,
+        _text(manifest.get("repo")), commit or None, info.document_count,
+        _tokens(manifest.get("sections")), info.total_bytes,
+        _text(manifest.get("indexed_at")), info.cache_version, problem)
+
+
+def _manifest(cache_dir: Path) -> Any:
+    try:
+        dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        return parse_json(read_regular(dir_fd, MANIFEST_NAME, max_bytes=MAX_MANIFEST_BYTES))
+    except (OSError, ValueError, ContextError):
+        return None
+    finally:
+        os.close(dir_fd)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _tokens(sections: Any) -> int | None:
+    if not isinstance(sections, list):
+        return None
+    total = 0
+    for section in sections:
+        tokens = section.get("tokens") if isinstance(section, dict) else None
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            return None
+        total += tokens
+    return total
+
+
+__all__ = ["NATIVE", "V0", "CacheDetails", "cache_details"]

@@ -1,0 +1,148 @@
+"""``doc-index list`` and ``inspect`` for people, and their ``--json`` for scripts.
+
+Renders :class:`~doc_index.cache_details.CacheDetails` (gathered by ``api.describe_caches``
+and ``api.describe``); every name and location is escaped (``printable``). The ``context``
+CLI and MCP keep the spec's outputs (``server.jsonout``); these are doc-index's own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .cache_details import NATIVE, V0, CacheDetails
+from .printable import printable
+from .store.source_identity import shown_source
+
+_COLUMNS = ("NAME", "SOURCE", "REF", "COMMIT", "SECTIONS", "TOKENS", "SIZE", "AGE")
+_RIGHT = {"SECTIONS", "TOKENS", "SIZE"}
+
+
+def list_json(caches: Sequence[CacheDetails]) -> str:
+    """``list --json``: ``{"caches": [<details>, ...]}``, in the order of ``list``."""
+    return _json({"caches": [c.as_json() for c in caches]})
+
+
+def details_json(cache: CacheDetails) -> str:
+    """``inspect --json``: one cache's details object."""
+    return _json(cache.as_json())
+
+
+def _json(value: object) -> str:
+    """One line of compact JSON, as every JSON output of doc-index and ``context``."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def list_text(caches: Sequence[CacheDetails], root: Path, now: datetime | None = None) -> str:
+    """One line per cache under a header: name, source, ref, short commit, sections,
+    tokens, size, age."""
+    if not caches:
+        return (f"no caches under {printable(str(root))} "
+                "(doc-index build <path-or-git-url> makes one)\n")
+    now = now or datetime.now(timezone.utc)
+    rows = [list(_COLUMNS)] + [_row(c, now) for c in caches]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
+    lines = []
+    for row in rows:
+        cells = [cell.rjust(w) if col in _RIGHT else cell.ljust(w)
+                 for col, cell, w in zip(_COLUMNS, row, widths)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _row(cache: CacheDetails, now: datetime) -> list[str]:
+    source = cache.source or {}
+    return [
+        printable(cache.name),
+        source_text(cache),
+        printable(source["ref"]) if source.get("ref") else "-",
+        cache.commit[:7] if cache.commit else "-",
+        f"{cache.sections:,}" if cache.format else "-",
+        f"{cache.tokens:,}" if cache.tokens is not None else "-",
+        size_text(cache.total_bytes) if cache.format else "-",
+        age_text(cache.indexed_at, now),
+    ]
+
+
+def details_text(cache: CacheDetails, now: datetime | None = None) -> str:
+    """``inspect NAME`` for people: the list's fields, one per line, and the source and
+    timing in full."""
+    now = now or datetime.now(timezone.utc)
+    source = cache.source or {}
+    kind = {NATIVE: "doc-index cache", V0: "Context Engine v0 cache"}.get(
+        cache.format or "", "unknown")
+    fields = [
+        ("name", printable(cache.name)),
+        ("format", kind),
+        ("valid", "yes" if cache.valid else f"no ({printable(cache.problem or '')})"),
+        ("source", source_text(cache)),
+        ("ref", printable(source["ref"]) if source.get("ref") else
+         "- (the default branch)" if source.get("kind") == "git" else "-"),
+        ("commit", cache.commit or "-"),
+        ("repo", printable(cache.repo) if cache.repo else "-"),
+        ("sections", f"{cache.sections:,}"),
+        ("tokens", f"{cache.tokens:,}" if cache.tokens is not None else "-"),
+        ("size", f"{size_text(cache.total_bytes)} ({cache.total_bytes:,} bytes)"),
+        ("indexed at", _when(cache.indexed_at, now)),
+        ("cache_version", printable(cache.cache_version) or "-"),
+    ]
+    width = max(len(label) for label, _ in fields) + 1
+    return "".join(f"{(label + ':').ljust(width)} {value}\n" for label, value in fields)
+
+
+def _when(indexed_at: str | None, now: datetime) -> str:
+    if not indexed_at:
+        return "-"
+    zone = "" if indexed_at.endswith("Z") else " UTC"  # (a v0 cache's RFC 3339 says so)
+    return f"{printable(indexed_at)}{zone} ({age_text(indexed_at, now)})"
+
+
+def source_text(cache: CacheDetails) -> str:
+    """The source column: kind and location (``git work tree /home/me/proj/docs``)."""
+    if cache.format is None:
+        return f"invalid: {printable(cache.problem or 'no readable manifest')}"
+    if cache.format == V0:
+        return "Context Engine v0 cache"
+    if cache.source is None:
+        if cache.problem:
+            return f"unknown: {printable(cache.problem)}"
+        return "not recorded (built by an older doc-index)"
+    shown = shown_source({**cache.source, "ref": None})  # the ref has its own column
+    return printable(shown or "")
+
+
+def size_text(size: int) -> str:
+    """``980 B``, ``12.3 KiB``, ``4.5 MiB``, ``1.2 GiB``."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB"):
+        if value < 1024:
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
+def age_text(indexed_at: str | None, now: datetime) -> str:
+    """How long ago a UTC timestamp was: ``12 s ago``, ``5 min ago``, ``3 h ago``,
+    ``4 days ago``; ``-`` when it is missing or not a timestamp."""
+    if not indexed_at:
+        return "-"
+    try:
+        when = datetime.fromisoformat(indexed_at.replace("Z", "+00:00"))
+    except ValueError:
+        return "-"
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    seconds = int((now - when).total_seconds())
+    if seconds < 0:
+        return "in the future"
+    for unit, span in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= span:
+            count = seconds // span
+            return f"{count} {'day' if unit == 'days' and count == 1 else unit} ago"
+    return f"{seconds} s ago"
+
+
+__all__ = ["age_text", "details_json", "details_text", "list_json", "list_text",
+           "size_text", "source_text"]

@@ -1,0 +1,250 @@
+"""Where a cache came from: its source's identity, its default name, and the check that a
+build never silently replaces a cache built from another source.
+
+A source is one of three kinds:
+
+- ``directory``: a plain folder; location = its absolute resolved path;
+- ``git-work-tree``: a folder inside a git work tree (at any depth); location = its
+  absolute resolved path, ref = the checked-out branch (None when detached);
+- ``git``: a git URL or bare repository; location = the URL without credentials
+  (``git_source.redact``), ref = ``--ref`` (None: the remote's default branch).
+
+The manifest records it as ``"source": {"kind", "location", "ref", "commit"}``
+(``record``). Two sources are the same source when kind and location agree, and for
+``git`` also the ref: a work tree's branch is the state it is in, not which source it is
+(a checkout of another branch, or a hook after ``git switch``, rebuilds the same cache).
+
+Default cache names (``key``), each a valid ``cache_names`` name:
+
+- git URL: ``<owner>-<name>`` from the URL's last two path components, and
+  ``<owner>-<name>@<ref>`` for any ``--ref`` (``/`` in the ref becomes ``-``);
+- work tree with an ``origin`` remote: ``<owner>-<name>`` from that URL at the work
+  tree's top, ``<owner>-<name>-<sub-path>`` for a folder below it (``docs``,
+  ``doc-build`` for ``doc/build``): two folders of one repository never share a name;
+- any other folder (no ``origin``, or no git): ``local-<parent>-<folder>``
+  (``/home/me/proj/docs`` -> ``local-proj-docs``); two ``docs`` folders whose parents
+  share a name too are told apart by the source check, which stops the second build.
+
+(NamedTuples, not dataclasses: the build path's imports, tests/test_import_rules.py.)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+from ..errors import UsageError
+from .cache_names import name_problem
+from .git_run import start_git, wait_git
+
+DIRECTORY = "directory"
+WORK_TREE = "git-work-tree"
+GIT = "git"
+KINDS = (DIRECTORY, WORK_TREE, GIT)
+_KIND_WORDS = {DIRECTORY: "directory", WORK_TREE: "git work tree", GIT: "git"}
+
+_BAD_NAME_CHARS = re.compile(r"[^\w.-]+")
+
+
+def key_part(text: str) -> str:
+    """A safe cache-name component: word characters, ``.``, ``-``; no leading dot."""
+    return _BAD_NAME_CHARS.sub("-", text).strip("-").lstrip(".")
+
+
+def check_name(name: str) -> str:
+    """``--name``: the cache is named exactly this, a ``cache_names`` name that is not
+    hidden (a dot name is the store's or a tool's); UsageError otherwise."""
+    problem = name_problem(name)
+    if problem is None and name.startswith("."):
+        problem = "hidden (starts with '.')"
+    if problem is not None:
+        raise UsageError(f"invalid cache name {name!r} for --name: {problem}")
+    return name
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_SCP_LIKE = re.compile(r"^(?:[^@/:\s]+@)?(?P<host>[^/:\s]+):(?P<path>(?!//).*)$")
+
+
+def remote_names(source: str) -> tuple[str, str, str] | None:
+    """A git URL's (or bare repository path's) url for git, owner and name: the URL's last
+    two path components (``https://github.com/pallets/flask.git``: ``pallets``, ``flask``),
+    the host when there is one component; None when the path has none. (Here, not in
+    ``git_source``: a work tree's build names its cache from ``origin`` without importing
+    the git-URL machinery.)"""
+    host = ""
+    if _SCHEME.match(source):
+        parts = urlsplit(source)  # (the scheme lower-cased: git knows ``http``, not ``HTTP``)
+        path, host = parts.path, parts.hostname or ""
+        url = parts.scheme + source[len(parts.scheme):]
+    elif (scp := _SCP_LIKE.match(source)) and not os.path.exists(source):
+        path, host, url = scp.group("path"), scp.group("host"), source
+    else:
+        resolved = Path(source).expanduser().resolve()
+        path = url = str(resolved)
+    components = [c for c in path.replace("\\", "/").split("/") if c]
+    if components and components[-1] == ".git":
+        components.pop()  # /srv/owner/name/.git -> owner, name
+    if not components:
+        return None
+    name = key_part(components[-1].removesuffix(".git")) or "repo"
+    owner = key_part(components[-2]) if len(components) >= 2 else ""
+    return url, owner or key_part(host) or "git", name
+
+
+def place_of(location: str) -> str:
+    """One spelling per place, for comparing locations: a ``file://`` URL as its path, no
+    trailing ``/`` or ``.git`` (``file:///p/r.git/`` and ``/p/r`` are one repository)."""
+    if location.startswith("file://"):
+        location = urlsplit(location).path
+    return location.rstrip("/").removesuffix(".git").rstrip("/")
+
+
+class Source(NamedTuple):
+    """A build's source: its identity (``kind``, ``location``, ``ref``) and the names its
+    cache takes by default (``owner``, ``name`` for the manifest, ``key`` for the cache)."""
+
+    kind: str
+    location: str
+    ref: str | None
+    owner: str
+    name: str
+    key: str
+
+    def record(self, commit: str) -> dict[str, Any]:
+        """The manifest's ``source`` object (``commit``: "" for a plain folder -> null)."""
+        return {"kind": self.kind, "location": self.location, "ref": self.ref,
+                "commit": commit or None}
+
+    def same_as(self, header: dict[str, Any]) -> bool:
+        """Whether the live manifest ``header`` was built from this source. A manifest
+        without ``source`` (an older doc-index) counts as this source when its owner and
+        name are this source's; a ``source`` that is not a well-formed record never does."""
+        old = header.get("source")
+        if old is None:
+            return (header.get("owner"), header.get("name")) == (self.owner, self.name)
+        if shown_source(old) is None:
+            return False
+        return (old["kind"] == self.kind and place_of(old["location"]) == place_of(self.location)
+                and (self.kind != GIT or old["ref"] == self.ref))
+
+    def shown(self) -> str:
+        return shown_source(self.record(""), with_commit=False) or ""
+
+
+def shown_source(record: Any, *, with_commit: bool = False) -> str | None:
+    """A ``source`` record for people (``git https://host/o/r.git (ref 2.3)``,
+    ``directory /home/me/docs``), or None when it is not a well-formed record."""
+    if not isinstance(record, dict) or record.get("kind") not in KINDS:
+        return None
+    location, ref, commit = record.get("location"), record.get("ref"), record.get("commit")
+    if not isinstance(location, str) or not all(v is None or isinstance(v, str)
+                                                for v in (ref, commit)):
+        return None
+    text = f"{_KIND_WORDS[record['kind']]} {location}"
+    details = [f"ref {ref}"] if ref else []
+    if with_commit and commit:
+        details.append(f"commit {commit[:12]}")
+    return f"{text} ({', '.join(details)})" if details else text
+
+
+def header_source_text(header: dict[str, Any]) -> str:
+    """The source a live manifest records, for the error that stops a replace."""
+    record = header.get("source")
+    if record is None:
+        return (f"repository {header.get('owner')}/{header.get('name')} (built before "
+                "doc-index recorded sources)")
+    return shown_source(record) or "an unreadable source"
+
+
+class OtherSource(UsageError):
+    """The cache a build would write was built from a different source (exit 1; nothing
+    was written)."""
+
+    def __init__(self, key: str, header: dict[str, Any], source: Source) -> None:
+        super().__init__(
+            f"cache {key!r} holds {header_source_text(header)}, not {source.shown()}: "
+            f"build with --name NAME to keep both, or --replace to replace it")
+
+
+def git_source(location: str, ref: str | None, owner: str, name: str) -> Source:
+    """A git URL's source: ``<owner>-<name>``, ``@<ref>`` for a ``--ref``."""
+    key = f"{owner}-{name}"
+    if ref is not None:
+        key += f"@{key_part(ref.replace('/', '-')) or 'ref'}"
+    return Source(GIT, _text(location), None if ref is None else _text(ref), owner, name, key)
+
+
+def directory_source(directory: Path) -> Source:
+    """The source of a local folder (``directory`` absolute and resolved): a work tree's
+    (named from its ``origin``) or a plain folder's. git is asked through the one runner;
+    a folder git does not know is a plain folder."""
+    [top] = _git_lines(directory, [("rev-parse", "--show-toplevel")])
+    if top is None:
+        return _plain(directory, DIRECTORY, None)
+    # in a work tree, the two other answers are asked at once (8 vs 13 ms one after the other)
+    branch, origin = _git_lines(directory, [("symbolic-ref", "--quiet", "--short", "HEAD"),
+                                            ("config", "--get", "remote.origin.url")])
+    if not origin:
+        return _plain(directory, WORK_TREE, branch)
+    top_path = Path(top).resolve()
+    if not origin.startswith("/") and "://" not in origin and ":" not in origin:
+        origin = os.fspath(top_path / origin)  # a relative remote is relative to the top
+    names = remote_names(origin)
+    if names is None:  # an origin without a path (``file:///``): no name to take
+        return _plain(directory, WORK_TREE, branch)
+    _, owner, name = names
+    key = f"{owner}-{name}"
+    try:
+        below = directory.relative_to(top_path).as_posix()
+    except ValueError:  # the top seen through another path: name it as a plain folder
+        below = directory.name
+    if below not in ("", "."):
+        key += f"-{key_part(below.replace('/', '-')) or 'dir'}"
+    return Source(WORK_TREE, _text(os.fspath(directory)), None if branch is None else _text(branch),
+                  owner, name, key)
+
+
+def _plain(directory: Path, kind: str, ref: str | None) -> Source:
+    folder = key_part(directory.name) or "dir"
+    parent = key_part(directory.parent.name) if directory.parent != directory else ""
+    key = f"local-{parent}-{folder}" if parent else f"local-{folder}"
+    return Source(kind, _text(os.fspath(directory)), None if ref is None else _text(ref),
+                  "local", folder, key)
+
+
+def _text(value: str) -> str:
+    """``value`` as valid UTF-8 text for the manifest: a path or ref that is not UTF-8
+    (surrogate escapes) keeps its bytes as ``\\xNN`` escapes, so two such names stay two
+    (a lone surrogate in the manifest would make strict readers refuse the cache)."""
+    try:
+        data = value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        data = value.encode("utf-8", "surrogatepass")
+    return data.decode("utf-8", "backslashreplace")
+
+
+def _git_lines(cwd: Path, queries: list[tuple[str, ...]]) -> list[str | None]:
+    """git's one-line answer to each query in ``cwd``, run at once through the one runner;
+    None where git fails or is missing. (git that does not answer in time raises
+    ``GitTimeout``, as the walk that follows would.)"""
+    procs: list[subprocess.Popen[bytes] | None] = []
+    for args in queries:
+        try:
+            procs.append(start_git(args, cwd=cwd, stderr=subprocess.DEVNULL))
+        except OSError:
+            procs.append(None)
+    answers: list[str | None] = []
+    for proc in procs:
+        out = wait_git(proc, os.fspath(cwd))[0] if proc is not None else b""
+        ok = proc is not None and proc.returncode == 0
+        answers.append(out.decode("utf-8", "surrogateescape").strip() or None if ok else None)
+    return answers
+
+
+__all__ = ["KINDS", "OtherSource", "Source", "check_name", "directory_source", "git_source",
+           "key_part", "place_of", "shown_source"]

@@ -1,0 +1,74 @@
+"""The release-notes prior: which sections count as release notes (issue 14).
+
+A file is release notes when its own name says so, or when it is named by a number or a
+version alone inside a folder whose name says so; a folder's name alone is not enough,
+since ``changelog/`` folders also hold upgrade guides that answer upgrade questions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import build, write_tree
+from doc_index.indexer.analysis import FEATURE_CHANGELOG, section_features
+from doc_index.server.native_cache import NativeCache, load_native_cache
+from doc_index.server.native_selection import PARAMS, rank
+
+
+@pytest.mark.parametrize("path", [
+    "CHANGES.rst", "changelog.md", "HISTORY.md", "docs/release-notes.md",
+    "changelog/changelog_14.rst", "docs/changes-2.0.md", "releases/2.0.md",
+    "changelog/unreleased_13/6135.rst", "news/2024-01.md",
+])
+def test_release_notes_files(path: str) -> None:
+    assert section_features(path, "Fixed a bug", ["Bug fixes"]) == [FEATURE_CHANGELOG]
+
+
+@pytest.mark.parametrize("path", [
+    "changelog/migration_20.rst", "changelog/whatsnew_20.rst", "whatsnew.md",
+    "releases/how-we-release.md", "guide/history_of_the_project_plan.md", "orm/session.rst",
+])
+def test_guides_in_release_folders_are_not_release_notes(path: str) -> None:
+    assert section_features(path, "Session.execute() takes a select()", ["ORM"]) == []
+
+
+def test_a_version_heading_still_marks_release_notes() -> None:
+    assert section_features("changelog/migration_05.rst", "0.5.0 changes", []) == \
+        [FEATURE_CHANGELOG]
+    assert section_features("guide.md", "Bug fixes", ["Version 2.1.0"]) == [FEATURE_CHANGELOG]
+
+
+DOCS = {
+    "changelog/migration_20.md": (
+        "# Migrating to 2.0\n\n## Autocommit removed\n\nThe engine no longer commits "
+        "implicitly; call commit on the connection after each batch of writes.\n"
+    ),
+    "changelog/changelog_20.md": (
+        "# Changes\n\n## Fixes\n\nFixed autocommit warning when the connection commits "
+        "writes twice.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NativeCache]:
+    src = write_tree(tmp_path_factory.mktemp("src") / "docs", DOCS)
+    root = tmp_path_factory.mktemp("root")
+    build(src, root, full=True)
+    loaded = load_native_cache(Path(root) / "local-docs")
+    yield loaded
+    loaded.close()
+
+
+def test_upgrade_guide_in_a_changelog_folder_is_not_demoted(cache: NativeCache) -> None:
+    query = "connection commit writes autocommit"
+    prior_off = dataclasses.replace(PARAMS, changelog=1.0)
+    demoted = {sid: s for s, sid, _ in rank(cache, query)}
+    plain = {sid: s for s, sid, _ in rank(cache, query, prior_off)}
+    guide = "migration-20-autocommit-removed"
+    log = "changelog-20-fixes"
+    assert demoted[guide] == plain[guide] == 1.0
+    assert demoted[log] < plain[log]

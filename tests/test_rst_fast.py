@@ -1,0 +1,233 @@
+"""The lean RST parse (``indexer/rst_structure.py``): the sections of docutils' full parse,
+without the work whose result doc-index never reads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import write_tree
+from doc_index.indexer import rst
+from doc_index.indexer.document import index_file
+from docutils import nodes, statemachine
+from docutils.frontend import get_default_settings
+from docutils.parsers.rst import Parser, directives, states, tableparser
+from docutils.utils import new_document
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_import_rules import modules_of
+
+
+def full_parse_titles(text: str) -> list[tuple[int, int]]:
+    """(0-based title line, depth) of the sections of docutils' full parse: every
+    directive run, inline markup and tables parsed (file insertion and raw off)."""
+    config = get_default_settings(Parser)
+    config.report_level = 5
+    config.halt_level = 5
+    config.warning_stream = False
+    config.file_insertion_enabled = False
+    config.raw_enabled = False
+    config.syntax_highlight = "none"
+    document = new_document("<doc>", config)
+    Parser().parse(text, document)
+    found: list[tuple[int, int]] = []
+
+    def walk(node: Any, depth: int) -> None:
+        for child in node.children:
+            if isinstance(child, nodes.section):
+                title = child.children[0] if child.children else None
+                if isinstance(title, nodes.title) and title.line:
+                    found.append((title.line - 2, depth))
+                walk(child, depth + 1)
+
+    walk(document, 1)
+    return found
+
+
+CASES = {
+    "only": (
+        "Top\n===\n\n.. only:: html\n\n   Inside only\n   -----------\n\n   text\n\n"
+        "After\n-----\n\nend\n"),
+    "ifconfig and container": (
+        "Top\n===\n\n.. ifconfig:: x\n\n   In ifconfig\n   ~~~~~~~~~~~\n\n"
+        ".. container:: box\n\n   In container\n   ------------\n\n   para\n\n"
+        "Next\n----\n\ntext\n"),
+    "admonitions": (
+        "Top\n===\n\n.. note::\n\n   Not a section\n   -------------\n\n   body\n\n"
+        ".. admonition:: Custom\n\n   =====\n   Over\n   =====\n\n"
+        ".. topic:: T\n\n   inner\n\nSub\n---\n"),
+    "tables": (
+        "Top\n===\n\n+-----+-----+\n| a   | b   |\n+=====+=====+\n| Cell title  |\n"
+        "| ----------- |\n+-----+-----+\n\n=====  =====\nA      B\n=====  =====\nx      y\n"
+        "=====  =====\n\n.. list-table::\n   :header-rows: 1\n\n   * - a\n     - b\n"
+        "   * - c\n     - d\n\n.. csv-table:: T\n   :header: a, b\n\n   1, 2\n   3, 4\n\n"
+        "Broken\n------\n\n+---+---+\n| a | b\n+---+\n\nEnd\n---\n"),
+    "literal blocks": (
+        "Top\n===\n\nExample::\n\n   Not a title\n   ===========\n\n::\n\n> quoted\n> ----\n\n"
+        ".. code-block:: rst\n\n   Title\n   =====\n\n.. literalinclude:: /etc/passwd\n\n"
+        "Real\n----\n\n>>> doctest\n>>> x\n"),
+    "transitions and overlines": (
+        "=====\nTitle\n=====\n\npara\n\n--------\n\npara\n\n-----\n Inset\n-----\n\n"
+        "Sub\n===\n\n~~~~\n\nDeep\n~~~~\n\n-----\n\nSecond\n------\n"),
+    "lists and quotes": (
+        "Top\n===\n\n- item\n\n  Nested\n  ------\n\n1. one\n#. two\n\n"
+        "term\n   definition\n\n   ====\n   Nope\n   ====\n\n:field: value\n\n"
+        "-a  option\n\n    quote\n\n    -- attribution\n\n| line\n| block\n\nLast\n----\n"),
+    "explicit markup": (
+        ".. _target:\n\nTop\n===\n\n.. [1] footnote\n\n   Foot title\n   ----------\n\n"
+        ".. [cite] citation\n.. |sub| image:: x.png\n.. |rep| replace:: text\n"
+        ".. comment\n   Com\n   ---\n\n.. unknown:: arg\n   :opt: v\n\n   body\n"
+        ".. note:: no blank line after\nText\n----\n\n.. bad directive::\n\n"
+        ".. image::\n\n.. code:: python\n   :bogus: 1\n\n   x\n\nEnd\n---\n"),
+    "inline markup in titles": (
+        "Using :func:`pkg.run` and ``code``\n==================================\n\n"
+        "*Emph* and `link <http://x>`_\n-----------------------------\n\n"
+        "Broken `markup\n--------------\n"),
+    "no adornment": "Just text.\n\n    indented\n\n- list\n",
+    "other line breaks": "Title\u2028=====\n\ntext\x1cSub\n---\n\n",
+    "short underlines": "ab\n=\n\nabcdef\n===\n\nx\n-\n\nTitle\n=====\n\nLong\n---\n",
+    "inconsistent styles": (
+        "One\n===\n\nTwo\n---\n\nThree\n~~~~~\n\nBack\n---\n\nJump\n^^^^\n\nTop\n===\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_sections_are_those_of_the_full_parse(name: str) -> None:
+    text = CASES[name]
+    assert rst._titles(text) == full_parse_titles(text)
+
+
+def test_titles_in_directive_bodies_are_not_sections() -> None:
+    """As in docutils' full parse, a title inside a directive (known to docutils or not,
+    like Sphinx's ``only``) is body text of the section around it."""
+    text = CASES["only"] + "\n" + CASES["admonitions"].replace("Top\n===\n", "Again\n=====\n")
+    blocks = rst.parse_rst(text, text.encode())
+    assert [(b.title, b.depth) for b in blocks] == [
+        ("Top", 1), ("After", 2), ("Again", 1), ("Sub", 2)]
+
+
+RST_PIECES = st.sampled_from(list("=-~^\"'`*_:.|+\\ \t\n1aZé") + [
+    "=====\n", "-----\n", "~~~~~\n", ".. ", ":: ", "::\n\n", "Title\n", "Sub\n", "\n\n", "   ",
+    ".. note::\n", ".. only:: html\n", ".. container::\n", ".. code-block:: python\n",
+    ".. list-table::\n", ".. csv-table::\n", ".. unknown::\n", ".. image:: x\n",
+    ".. |s| image:: x\n", ".. |r| replace:: y\n", ".. [1] f\n", ".. _t:\n", "   * - a\n",
+    "+--+--+\n", "| a | b |\n", "+==+==+\n", "=====  =====\n", "* ", "#. ", "1. ", "- ",
+    ":f: v\n", "-o  x\n", "| l\n", ">>> ", "> q\n", ":ref:`x`", "`a <b>`_", "**b**",
+])
+
+
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(pieces=st.lists(RST_PIECES, max_size=80))
+def test_generated_documents_give_the_sections_of_the_full_parse(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert rst._titles(text) == full_parse_titles(text)
+
+
+# --- the work it leaves out ----------------------------------------------------------
+
+
+@pytest.fixture
+def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
+    """Calls, during the test, of docutils' inline parser, directive lookup, table parsers,
+    rST parse and state set-up."""
+    seen = {"inline": 0, "directive": 0, "table": 0, "parse": 0, "state": 0}
+
+    def counting(key: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            seen[key] += 1
+            return real(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(states.Inliner, "parse", counting("inline", states.Inliner.parse))
+    monkeypatch.setattr(directives, "directive", counting("directive", directives.directive))
+    for cls in (tableparser.GridTableParser, tableparser.SimpleTableParser):
+        monkeypatch.setattr(cls, "parse", counting("table", cls.parse))
+    monkeypatch.setattr(Parser, "parse", counting("parse", Parser.parse))
+    monkeypatch.setattr(statemachine.State, "__init__",
+                        counting("state", statemachine.State.__init__))
+    yield seen
+
+
+def test_directives_tables_and_inline_markup_are_not_parsed(counts: dict[str, int]) -> None:
+    text = "".join(CASES[k] for k in ("tables", "admonitions", "explicit markup",
+                                      "inline markup in titles"))
+    parsed = index_file("doc.rst", text.encode())
+    assert [s.title for s in parsed.sections if s.kind == "heading"][:3] == [
+        "Top", "Broken", "End"]
+    assert counts["parse"] == 1
+    assert (counts["inline"], counts["directive"], counts["table"]) == (0, 0, 0)
+
+
+def test_nested_lists_make_only_the_states_they_use(counts: dict[str, int]) -> None:
+    """docutils makes all 15 states for each nested parse (a list, a block quote): a
+    third of its time on real docs. 200 lists of two items, each holding a quote."""
+    text = "Title\n=====\n\n" + "- a\n\n    quote\n\n- b\n\npara\n\n" * 200
+    index_file("lists.rst", text.encode())
+    assert counts["state"] < 5 * 200
+
+
+def test_a_file_without_adornment_lines_is_not_given_to_docutils(
+        counts: dict[str, int]) -> None:
+    parsed = index_file("plain.rst", b"Plain text.\n\n- a list\n\n    a quote\n")
+    assert [(s.kind, s.byte_length) for s in parsed.sections] == [("part", 35)]
+    assert counts["parse"] == 0
+
+
+class CountingPattern:
+    """A compiled pattern that counts its ``finditer`` calls."""
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern = pattern
+        self.calls = 0
+
+    def finditer(self, text: str) -> Any:
+        self.calls += 1
+        return self.pattern.finditer(text)
+
+
+def test_a_file_of_few_lines_is_not_scanned_for_the_section_cap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding the title at the cap needs as many lines: a shorter file is parsed whole
+    without scanning its lines for adornments first."""
+    counting = CountingPattern(rst._ADORNMENT_LINE)
+    monkeypatch.setattr(rst, "_ADORNMENT_LINE", counting)
+    text = "Title\n=====\n\n" + "Sub\n---\n\ntext\n\n" * 100
+    blocks = rst.parse_rst(text, text.encode(), 5000)
+    assert len(blocks) == 101
+    assert counting.calls == 0
+
+
+def test_a_full_build_of_rst_files_sets_up_no_markdown_parser(tmp_path: Path) -> None:
+    """The parsers are set up before the parse workers fork, but only those the files
+    need: an RST-only build (big enough for the worker pool) never imports markdown-it."""
+    page = "Title\n=====\n\n" + "Some text about the worker pool.\n\n" * 1200
+    source = write_tree(tmp_path / "src", {f"p{i}.rst": page for i in range(8)})
+    imported = modules_of(tmp_path, "doc_index.cli", "build", str(source), "--root",
+                          str(tmp_path / "root"))
+    assert "doc_index.store.index_store" in imported and "docutils" in imported
+    assert "markdown_it" not in imported
+
+
+def test_include_and_raw_read_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parsing never reads another file: an ``include`` of a file with a title (or a
+    ``raw`` or ``literalinclude`` of it) leaves its text out and opens nothing."""
+    import docutils.io
+
+    other = tmp_path / "other.rst"
+    other.write_text("Included\n========\n\ntext\n")
+    opened: list[Any] = []
+
+    def no_file_input(*args: Any, **kwargs: Any) -> None:
+        opened.append(args or kwargs)
+        raise AssertionError("a file was opened")
+
+    monkeypatch.setattr(docutils.io, "FileInput", no_file_input)
+    text = (f"Top\n===\n\n.. include:: {other}\n\n.. raw:: html\n   :file: {other}\n\n"
+            f".. literalinclude:: {other}\n\n.. csv-table::\n   :file: {other}\n\n"
+            "End\n---\n")
+    blocks = rst.parse_rst(text, text.encode())
+    assert [b.title for b in blocks] == ["Top", "End"]
+    assert opened == []
