@@ -12,12 +12,15 @@ while the client reads that answer; requests that arrive meanwhile wait in a que
 
 The server reads caches only: it writes no file (bytecode caching is off while it
 runs), opens no network socket, sends OpenTelemetry nowhere (the SDK's middleware is
-removed) and logs to stderr only.
+removed) and logs to stderr only. Loaded caches stay warm between calls within a memory
+budget, ``DOC_INDEX_SERVE_CACHE_MB`` (:mod:`.warm_caches`); a bad value is one ``error:``
+line before anything is served.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import sys
 from pathlib import Path
@@ -37,6 +40,7 @@ from .mcp_tools import (
     tool_definitions,
 )
 from .mcp_wire import FastInitialize, Reader, Wire
+from .warm_caches import WarmCaches, memory_budget
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -107,27 +111,29 @@ def run(root: Path, tool_names: str = "dotted", *, fast_init: bool = True) -> in
     """Serve MCP on stdin/stdout until stdin closes; the exit status."""
     if tool_names not in TOOL_NAME_STYLES:
         raise ValueError(f"tool_names must be one of {TOOL_NAME_STYLES}, not {tool_names!r}")
+    warm = WarmCaches(max_bytes=memory_budget(os.environ))  # a bad value: error before serving
     sys.dont_write_bytecode = True
     _configure_logging()
     wire = Wire.claim_stdio()
     inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
     Reader(wire, inbox, fast_initialize(tool_names) if fast_init else None).start()
     try:
-        return _serve(Path(root), tool_names, wire, inbox)
+        return _serve(Path(root), tool_names, wire, inbox, warm)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     finally:
         wire.restore()
 
 
-def _serve(root: Path, style: str, wire: Wire, inbox: queue.SimpleQueue[object]) -> int:
+def _serve(root: Path, style: str, wire: Wire, inbox: queue.SimpleQueue[object],
+           warm: WarmCaches) -> int:
     import anyio
 
     from .mcp_transport import StdioBridge
 
     if not root.is_dir():
         logger.warning("cache root %s is not a directory (yet)", root)
-    calls = ToolCalls(root)
+    calls = ToolCalls(root, warm=warm)
     server = build_server(calls, style)
     options = server.create_initialization_options()
 
