@@ -14,12 +14,13 @@ the load is never cached under the old stamp). Load errors are not cached, so a 
 cache that is repaired is seen on the next call.
 
 Bounded, least recently used first out: by number of entries, and by memory, the sum of
-the values' estimated sizes (``size`` of each ``get``; a loaded native cache of the
-30 MB fastapi x20 corpus is estimated at about 40 MB). The value a call just loaded is
-always kept, even alone over the budget: the bound is the budget or the largest single
-cache, whichever is larger. An evicted value is dropped, not closed: a call still using
-it finishes, and it is freed with its last reference. ``doc-index serve`` takes its
-budget from ``DOC_INDEX_SERVE_CACHE_MB`` (:func:`memory_budget`).
+the values' estimated sizes (``size`` of each ``get``; a loaded native cache of the 30 MB
+fastapi x20 corpus is estimated at 40 MiB, and grows the server's RSS by about 50). The
+value a call just loaded is always kept, even alone over the budget: the bound is the
+budget or the largest single cache, whichever is larger. An evicted value is dropped, not
+closed: a call still using it finishes, and it is freed with its last reference.
+``doc-index serve`` takes its budget from ``DOC_INDEX_SERVE_CACHE_MB``
+(:func:`memory_budget`).
 
 Trade-off: a cache rewritten in place without touching the directory or its manifest
 (not something the store or ``context build`` does) is not noticed until evicted.
