@@ -103,8 +103,8 @@ class SectionTableBuilder:
     """Appends manifest section entries to a :class:`SectionTable` as they are parsed.
 
     Each entry is checked as ``store.manifest.section_problem`` checks it; the first
-    problem is kept in ``problem`` (with the entry's number) and nothing is added after it:
-    the cache is invalid, its loader reports it in its own order. ``doc_files`` may come
+    problem is kept in ``problem`` and nothing is added after it: the cache is invalid, its
+    loader reports it in its own order. ``doc_files`` may come
     after the sections in a manifest, so that a section's file is listed is checked at the
     end (:meth:`finish`)."""
 
@@ -158,13 +158,12 @@ class SectionTableBuilder:
         if extra:
             t.others[len(t) - 1] = extra
 
-    def finish(self, doc_files: set[str] | None) -> SectionTable:
-        """The table, once every file its sections name is known to be in ``doc_files``
-        (else ``problem`` says which section is not; None: not checked)."""
+    def finish(self, doc_files: set[str]) -> SectionTable:
+        """The table, with ``problem`` set when a section's file is not in ``doc_files``."""
         t = self.table
         # The table holds the sections before the first problem, so an unlisted file among
         # them comes first, as a check of the sections in order would find.
-        if doc_files is not None and not set(t.files) <= doc_files:
+        if not set(t.files) <= doc_files:
             self.problem = "section of a file that is not in doc_files"
         self._shared.clear()
         n = len(t)
