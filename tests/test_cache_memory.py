@@ -8,6 +8,7 @@ manifest's bytes and its text."""
 from __future__ import annotations
 
 import gc
+import json
 import random
 import tracemalloc
 from pathlib import Path
@@ -16,6 +17,9 @@ import pytest
 from conftest import build, write_tree
 from doc_index.server.native_cache import load_native_cache
 from doc_index.server.section_table import MEMO_BYTES_PER_SECTION, UNREAD_FIELDS
+from doc_index.server.strict_json import parse_json, parse_json_object_streaming
+from hypothesis import given
+from hypothesis import strategies as st
 
 WORDS = [f"{stem}{end}" for stem in ("data", "route", "token", "cache", "model", "query",
                                      "field", "page", "error", "hook")
@@ -67,8 +71,6 @@ def test_loaded_sections_are_columns_not_dicts(cache_dir: Path) -> None:
 
 
 def test_rows_are_the_manifest_sections_without_unread_fields(cache_dir: Path) -> None:
-    import json
-
     entries = json.loads((cache_dir / "manifest.json").read_bytes())["sections"]
     cache = load_native_cache(cache_dir)
     try:
@@ -85,7 +87,6 @@ def test_rows_are_the_manifest_sections_without_unread_fields(cache_dir: Path) -
 def test_hand_written_manifest_fields_round_trip(cache_dir: Path, tmp_path: Path) -> None:
     """Fields the store does not write, and unchecked fields left out, are kept as the
     manifest has them; a manifest that lists its sections twice is refused."""
-    import json
     import shutil
 
     from doc_index.errors import ContextError
@@ -109,3 +110,46 @@ def test_hand_written_manifest_fields_round_trip(cache_dir: Path, tmp_path: Path
     with pytest.raises(ContextError, match="manifest is not JSON"):
         load_native_cache(copy)
 
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=4),
+    max_leaves=20,
+)
+
+
+def _same_as_parse_json(data: bytes) -> None:
+    try:
+        expected: object = parse_json(data)
+    except ValueError:
+        expected = ValueError
+    items: list[object] = []
+    try:
+        value, count = parse_json_object_streaming(data, "sections", items.append)
+    except ValueError:
+        assert expected is ValueError or b'"sections"' in data  # a repeated key is refused
+        return
+    if count is not None:
+        value = {**value, "sections": items}
+    assert expected is not ValueError
+    assert json.dumps(value, sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+@given(JSON, st.lists(JSON, max_size=4), st.sampled_from([(",", ":"), (", ", ": "), None]),
+       st.sampled_from([None, 1, "\t"]))
+def test_streaming_parser_is_the_strict_parser(
+        head: object, sections: list[object], separators: tuple[str, str] | None,
+        indent: int | str | None) -> None:
+    """Whatever the layout, the streaming parse of a manifest-shaped document is the one
+    strict parse, its sections handed over one by one; damaged bytes are refused alike."""
+    document = {"h": head, "sections": sections, "t": head}
+    data = json.dumps(document, separators=separators, indent=indent).encode()
+    _same_as_parse_json(data)
+    _same_as_parse_json(b" \n" + data + b"\r\n")
+    for cut in {1, len(data) // 2, len(data) - 1}:
+        _same_as_parse_json(data[:cut])
+        _same_as_parse_json(data[:cut] + b"}" + data[cut:])
+    _same_as_parse_json(json.dumps(sections).encode())  # not an object: parsed whole
