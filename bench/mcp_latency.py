@@ -5,17 +5,30 @@ newline-delimited JSON-RPC to it, timing each round trip on the client side:
 
     python bench/mcp_latency.py --root ROOT --cache NAME [--query Q ...] [-n 200]
 
-The first ``tools/call`` (SDK import finishing + cold cache load) is reported on its own;
-the p50/p90 are over the following ``n`` calls cycling through the queries.
+The first ``tools/call`` (cold cache load) is reported on its own; the p50/p90 are over the
+following ``n`` calls cycling through the queries.
+
+    python bench/mcp_latency.py --root ROOT --cache NAME --first-answer [--runs 5]
+
+spawns the server as a client does (``initialize``, ``notifications/initialized`` and a
+``tools/call`` written at once) and times spawn to the ``tools/call`` answer, with the
+answers given before the SDK is loaded (``early_tools=True``, as ``doc-index serve``
+runs) and without (``early_tools=False``: the call waits for the SDK import, as before),
+alternating in one run, with bytecode and without any (``PYTHONDONTWRITEBYTECODE=1`` and
+an empty ``PYTHONPYCACHEPREFIX``: every module compiled from source, as on a CI runner
+that has no ``.pyc`` files; ``PYTHONDONTWRITEBYTECODE=1`` alone still reads the existing
+ones and changes nothing).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -123,6 +136,81 @@ def measure(
     }
 
 
+FIRST_ANSWER_CONDITIONS = ("bytecode", "no_bytecode")
+
+
+def _run_server(root: Path, early_tools: bool) -> list[str]:
+    """``doc-index serve``'s ``run`` in a fresh interpreter, with or without early answers."""
+    code = (
+        "import sys; from pathlib import Path; from doc_index.server.mcp_server import run; "
+        f"sys.exit(run(Path({str(root)!r}), 'dotted', early_tools={early_tools!r}))"
+    )
+    return [sys.executable, "-c", code]
+
+
+def first_answer_once(
+    root: Path, cache: str, query: str, early_tools: bool, env: dict[str, str], budget: int
+) -> tuple[float, float]:
+    """One spawn; seconds from spawn to the initialize answer and to the tools/call answer."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+            "clientInfo": {"name": "mcp_latency", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "context.resolve",
+            "arguments": {"cache": cache, "query": query, "budget": budget}}},
+    ]
+    start = time.perf_counter()
+    proc = subprocess.Popen(_run_server(root, early_tools), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        proc.stdin.flush()
+        receive(proc.stdout)
+        initialize_s = time.perf_counter() - start
+        reply = receive(proc.stdout)
+        answer_s = time.perf_counter() - start
+        if reply.get("id") != 1 or "result" not in reply or reply["result"].get("isError"):
+            raise RuntimeError(f"resolve failed: {str(reply)[:500]}")
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    return initialize_s, answer_s
+
+
+def first_answer(
+    root: Path, cache: str, query: str, runs: int = 5, budget: int = 2000
+) -> dict[str, Any]:
+    """Spawn-to-first-answer with and without early answers, alternating; raw seconds."""
+    out: dict[str, Any] = {"runs": runs, "cache": cache, "query": query}
+    with tempfile.TemporaryDirectory(prefix="no-pyc-") as empty:
+        envs = {
+            "bytecode": {k: v for k, v in os.environ.items()
+                         if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")},
+            "no_bytecode": {**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
+                            "PYTHONPYCACHEPREFIX": empty},
+        }
+        for condition in FIRST_ANSWER_CONDITIONS:
+            series: dict[str, list[float]] = {
+                "before_s": [], "after_s": [], "initialize_before_s": [], "initialize_after_s": []}
+            for i in range(runs):
+                # Alternate which goes first, so drift in the machine's load hits both.
+                for early in (i % 2 == 0, i % 2 == 1):
+                    init, answer = first_answer_once(
+                        root, cache, query, early, envs[condition], budget)
+                    series["after_s" if early else "before_s"].append(answer)
+                    series["initialize_after_s" if early else "initialize_before_s"].append(init)
+            out[condition] = series
+    return out
+
+
+def first_answer_ratio(series: dict[str, list[float]]) -> float:
+    """Median spawn-to-first-answer with early answers over the median without."""
+    return statistics.median(series["after_s"]) / statistics.median(series["before_s"])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, required=True)
@@ -131,8 +219,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=4000)
     parser.add_argument("-n", type=int, default=100)
     parser.add_argument("--runs", type=int, default=1, help="spawn this many servers")
+    parser.add_argument("--first-answer", action="store_true",
+                        help="spawn-to-first-answer, with and without early answers")
     args = parser.parse_args(argv)
     queries = args.queries or ["deployment", "deployment security", "guide"]
+    if args.first_answer:
+        result = first_answer(args.root, args.cache, queries[0], args.runs, args.budget)
+        for condition in FIRST_ANSWER_CONDITIONS:
+            series = result[condition]
+            print(
+                f"{condition}: spawn->first tools/call answer "
+                f"{statistics.median(series['before_s']) * 1000:.0f} ms waiting for the SDK, "
+                f"{statistics.median(series['after_s']) * 1000:.0f} ms answered early "
+                f"(ratio {first_answer_ratio(series):.2f}, median of {args.runs} each)"
+            )
+        return 0
     for _ in range(args.runs):
         result = measure(args.root, args.cache, queries, n=args.n, budget=args.budget)
         print(

@@ -9,6 +9,7 @@ round or server spawn meets it).
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -165,6 +166,9 @@ def targets(results: dict[str, Any]) -> list[Target]:
         else:
             out.append(Target("tokens", f"worst under-count per section vs {tokenizer}",
                               "n/a", ">= -25 %", "not run"))
+    for t in _get(results, "quality", "targets") or []:  # issue 14's bars, bench/quality.py
+        out.append(Target("quality", f"{t['group']} {t['measure']}", f"{t['value']:.3f}",
+                          t["target"], "PASS" if t["met"] else "MISS", "same run"))
     return out
 
 
@@ -371,7 +375,9 @@ def _resolve(results: dict[str, Any]) -> str:
                 f"{work:.0f} ms (in-process, no warm cache), the rest "
                 f"{cold - imports - work:.0f} ms (argument parsing, output, exit). The first "
                 f"MCP `tools/call` ({fr['mcp']['first_call_s']['median'] * 1000:.0f} ms) "
-                f"waits for the SDK import the server defers until after initialize.")
+                f"is answered while the SDK is still being imported (below).")
+    if res.get("first_answer"):
+        parts.append(_first_answer(res["first_answer"]))
     img = results.get("plots", {}).get("resolve")
     if img:
         parts.append(f"![resolve latency against corpus size]({img})")
@@ -416,6 +422,31 @@ def _serve_memory(sv: dict[str, Any]) -> list[str]:
         top = sorted(bd["parts"].items(), key=lambda kv: -kv[1])
         parts.append(table(("part", "MiB"), [(k, f"{v:.2f}") for k, v in top]))
     return parts
+
+
+def _first_answer(fa: dict[str, Any]) -> str:
+    """Spawn to the first ``tools/call`` answer, early answers against waiting for the SDK."""
+    labels = {"bytecode": "with bytecode", "no_bytecode": "no bytecode (compiled from source)"}
+    rows = []
+    for condition, label in labels.items():
+        series = fa[condition]
+        before = statistics.median(series["before_s"])
+        after = statistics.median(series["after_s"])
+        rows.append((label, f"{statistics.median(series['initialize_after_s']) * 1000:.0f}",
+                     f"{before * 1000:.0f}", f"{after * 1000:.0f}", f"{after / before:.2f}"))
+    return "\n\n".join([
+        f"**Spawn to the first answer** (fastapi-docs, `{fa['query']}`): a client writes "
+        f"`initialize`, `notifications/initialized` and `tools/call` at once, as clients do "
+        f"at start-up. *waiting for the SDK*: the call is answered once the SDK import is "
+        f"done (how the server answered before); *answered early*: the server as "
+        f"`doc-index serve` runs it, answering `tools/list` and `tools/call` while the SDK "
+        f"is still being imported (both: `mcp_server.run` in `python -c`). Medians of "
+        f"{fa['runs']} spawns each, alternating, same run; *no "
+        f"bytecode*: `PYTHONDONTWRITEBYTECODE=1` with an empty `PYTHONPYCACHEPREFIX`, every "
+        f"module compiled from source as on a CI runner without `.pyc` files.",
+        table(("", "spawn to initialize ms", "first answer, waiting for the SDK ms",
+               "first answer, answered early ms", "ratio"), rows, "lrrrr"),
+    ])
 
 
 def _memory(results: dict[str, Any]) -> str:
@@ -471,19 +502,16 @@ def _quality(results: dict[str, Any]) -> str:
         "Context Engine v0 formula (term matches / total words). All three rank the same "
         "sections of the same build; the ratios compare doc-index with each baseline in "
         "this run. Deterministic: no repeats needed."]
-    rows = []
-    for group, m in q["metrics"].items():
-        d, b, v = m["doc-index"], m["bm25s"], m["v0"]
-        rows.append((
-            group, str(m["n"]),
-            f"{d['mrr10']:.3f}", f"{d['hit5']:.3f}", f"{d['budget_hit']:.3f}",
-            f"{b['mrr10']:.3f}", f"{b['hit5']:.3f}", f"{b['budget_hit']:.3f}",
-            f"{v['mrr10']:.3f}", f"{v['hit5']:.3f}", f"{v['budget_hit']:.3f}",
-            _ratio(d["mrr10"], b["mrr10"]), _ratio(d["mrr10"], v["mrr10"]),
-        ))
-    parts.append(table(("group", "n", "doc-index MRR@10", "hit@5", "budget-hit",
-                        "bm25s MRR@10", "hit@5", "budget-hit", "v0 MRR@10", "hit@5",
-                        "budget-hit", "MRR vs bm25s", "MRR vs v0"), rows))
+    parts.append(_quality_table(q["metrics"]))
+    for name, fresh in q.get("fresh", {}).items():
+        parts.append(f"**{name}** (`bench/questions/{name}.jsonl`, kept as written; its "
+                     "history is in that folder's README):")
+        parts.append(_quality_table(fresh["metrics"]))
+    if "loco" in q:
+        parts.append(_loco(q["loco"]))
+    missing = [f"{name}: {m}" for name, ms in q.get("gold_missing", {}).items() for m in ms]
+    parts.append("Gold sections missing from the builds (such a question can never be "
+                 "answered): " + ("; ".join(missing) if missing else "none") + ".")
     checks = q.get("cli_check")
     if checks:
         parts.append("CLI check (the `context resolve` subprocess returns the same documents "
@@ -494,6 +522,47 @@ def _quality(results: dict[str, Any]) -> str:
     if img:
         parts.append(f"![retrieval quality per corpus and difficulty]({img})")
     return "\n\n".join(parts)
+
+
+def _quality_table(metrics: dict[str, Any]) -> str:
+    rows = []
+    for group, m in metrics.items():
+        d, b, v = m["doc-index"], m["bm25s"], m["v0"]
+        rows.append((
+            group, str(m["n"]),
+            f"{d['mrr10']:.3f}", f"{d['hit5']:.3f}", f"{d['budget_hit']:.3f}",
+            f"{b['mrr10']:.3f}", f"{b['hit5']:.3f}", f"{b['budget_hit']:.3f}",
+            f"{v['mrr10']:.3f}", f"{v['hit5']:.3f}", f"{v['budget_hit']:.3f}",
+            _ratio(d["mrr10"], b["mrr10"]), _ratio(d["mrr10"], v["mrr10"]),
+        ))
+    return table(("group", "n", "doc-index MRR@10", "hit@5", "budget-hit",
+                  "bm25s MRR@10", "hit@5", "budget-hit", "v0 MRR@10", "hit@5",
+                  "budget-hit", "MRR vs bm25s", "MRR vs v0"), rows)
+
+
+def _loco(loco: dict[str, Any]) -> str:
+    rows = []
+    for name, r in loco["directions"].items():
+        for label, key in (("doc-index, tuned", "test_tuned"),
+                           ("doc-index, defaults", "test_default"), ("bm25s", "test_bm25s")):
+            m = r[key]
+            rows.append((name, str(r["n_test"]), label, f"{m['mrr10']:.3f}", f"{m['hit5']:.3f}",
+                         f"{m['budget_hit']:.3f}"))
+    changed = "; ".join(
+        f"{name}: " + (", ".join(f"{k} {v['default']:g} -> {v['tuned']:g}"
+                                 for k, v in r["changed"].items()) or "none")
+        + f" (train MRR {r['train_mrr10']['default']:.3f} -> {r['train_mrr10']['tuned']:.3f})"
+        for name, r in loco["directions"].items())
+    return ("**Leave-one-corpus-out** (`bench/loco.py`): every numeric field of "
+            "`native_selection.Params` tuned on one corpus's dev questions (coordinate search, "
+            f"each value x {loco['multipliers']} of its default, at most {loco['rounds']} "
+            "rounds, maximizing MRR@10 then budget-hit), scored on the other corpus's "
+            f"questions; {loco['seconds']} s. The search starts from the shipped defaults, "
+            "which were chosen looking at both corpora: this shows what retuning on one "
+            "corpus does to the other, not a score of a design never shown the other.\n\n"
+            + table(("tuned on -> scored on", "n", "system", "MRR@10", "hit@5", "budget-hit"),
+                    rows, "lrlrrr")
+            + f"\n\nWeights changed by the tuning: {changed}.")
 
 
 def _ratio(a: float, b: float) -> str:

@@ -13,8 +13,9 @@ Stages, in order (``--skip STAGE`` leaves one out, its report section says so):
    spawned ``doc-index serve`` (:mod:`bench.resolve_speed`), with the server's RSS;
 3. ``serve``: one ``doc-index serve`` with the largest scaled corpus built under 5 names,
    asked in turn: RSS and warm latency (:mod:`bench.serve_memory`);
-4. ``quality``: MRR@10, hit@5, budget-hit@2000 on the dev questions against plain BM25
-   and the v0 formula (:mod:`bench.quality`);
+4. ``quality``: MRR@10, hit@5, budget-hit@2000 on the dev and fresh questions and
+   leave-one-corpus-out, against plain BM25 and the v0 formula (:mod:`bench.quality`,
+   :mod:`bench.loco`; ``--quick``: no fresh-2, a one-round LOCO);
 5. ``tokens``: the stored token estimate of every section against cl100k and o200k
    (:mod:`bench.token_accuracy`), with ``ceil(bytes/4)`` as the baseline.
 
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import build_speed, corpora, resolve_speed
+from . import build_speed, corpora, mcp_latency, resolve_speed
 from .corpora import REPO, SHARED_CORPORA, WORK, Corpus
 from .stats import Summary
 
@@ -197,6 +198,8 @@ def stage_resolve(cfg: Config, cs: list[Corpus], work: Path, queries: Path) -> d
             "mcp": resolve_speed.mcp(root, c.key, qs, cfg.mcp_spawns, cfg.mcp_calls),
         }
         out["corpora"][c.name] = entry
+        if c.name == "fastapi-docs":  # spawn to first answer, with and without early answers
+            out["first_answer"] = mcp_latency.first_answer(root, c.key, qs[0], 2 * cfg.mcp_spawns)
     init = [v for e in out["corpora"].values() for v in e["mcp"]["initialize_raw_s"]]
     out["initialize_s"] = Summary.of(init).as_dict() if init else None
     return out
@@ -229,13 +232,15 @@ def _section_count(cache_dir: Path) -> int:
     return int(digits.split(b",")[0].split(b"}")[0])
 
 
-def stage_quality(work: Path, queries: Path) -> dict[str, Any]:
-    from . import quality
+def stage_quality(cfg: Config, work: Path, queries: Path) -> dict[str, Any]:
+    from . import loco, quality
 
-    _log("quality: dev questions, doc-index vs bm25s vs v0")
+    _log("quality: dev and fresh questions, leave-one-corpus-out; doc-index vs bm25s vs v0")
     target = work / "quality"
     started = time.perf_counter()
-    result: dict[str, Any] = quality.run(SHARED_CORPORA, queries, work=target, cli=True)
+    result: dict[str, Any] = quality.run(SHARED_CORPORA, queries, work=target, cli=True,
+                                         loco_search=loco.QUICK if cfg.quick else loco.FULL,
+                                         quick=cfg.quick)
     result["seconds"] = round(time.perf_counter() - started, 1)
     return result
 
@@ -319,7 +324,7 @@ def run(cfg: Config, out: Path, work: Path, skip: set[str], queries: Path) -> di
         elif stage == "serve":
             results["serve"] = stage_serve(cfg, cs, work, queries)
         elif stage == "quality":
-            results["quality"] = stage_quality(work, queries)
+            results["quality"] = stage_quality(cfg, work, queries)
         elif stage == "tokens":
             results["tokens"] = stage_tokens(work)
         results["timings_s"][stage] = round(time.perf_counter() - t0, 1)

@@ -186,10 +186,11 @@ class Concept(NamedTuple):
     main: str
     parts: tuple[str, ...] = ()
     alts: tuple[str, ...] = ()
+    related: tuple[str, ...] = ()  # stand-ins for a word the cache lacks (server.semantic)
 
     @property
     def terms(self) -> tuple[str, ...]:
-        return (self.main, *self.parts, *self.alts)
+        return (self.main, *self.parts, *self.alts, *self.related)
 
 
 def query_concepts(query: str) -> list[Concept]:

@@ -5,10 +5,12 @@ dispatch, cancellation, both protocol eras) behind this project's stdio transpor
 (:mod:`.mcp_wire`, :mod:`.mcp_transport`). Tools come from :mod:`.mcp_tools`; their
 results are the bytes of the ``context`` CLI, as one text content item.
 
-Start-up: importing the SDK costs about a second (pydantic building the protocol
-models), so nothing here imports it at module level (tests/test_import_rules.py).
-:func:`run` starts reading stdin and answers ``initialize`` first, then imports the SDK
-while the client reads that answer; requests that arrive meanwhile wait in a queue.
+Start-up: importing the SDK costs 0.5 s with bytecode and 2-3 s without (pydantic
+building the protocol models), so nothing here imports it at module level
+(tests/test_import_rules.py). :func:`run` starts reading stdin (the reader answers
+``initialize`` at once) and starts the SDK import in a thread; until the SDK is ready,
+``tools/list`` and ``tools/call`` are answered by :class:`.mcp_early.EarlyAnswers` with
+the same bytes, and everything else waits, in order, for the SDK.
 
 The server reads caches only: it writes no file (bytecode caching is off while it
 runs), opens no network socket, sends OpenTelemetry nowhere (the SDK's middleware is
@@ -23,12 +25,14 @@ import logging
 import os
 import queue
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from doc_index import __version__
 
 from ..errors import EXIT_INTERRUPTED, ContextError
+from .mcp_early import EarlyAnswers
 from .mcp_tools import (
     CANONICAL_NAMES,
     LIST_CACHES,
@@ -38,6 +42,7 @@ from .mcp_tools import (
     ToolReply,
     published_name,
     tool_definitions,
+    tool_result,
 )
 from .mcp_wire import FastInitialize, Reader, Wire
 from .warm_caches import WarmCaches, memory_budget
@@ -55,8 +60,9 @@ def instructions(style: str) -> str:
     list_caches = published_name(LIST_CACHES, style)
     resolve = published_name(RESOLVE, style)
     return (
-        f"Read-only documentation caches. Call {list_caches} to see the cache names, then "
-        f"{resolve} with a cache name, a query and a token budget to get the relevant sections."
+        f"Read-only documentation caches, one per project, split into sections. Call "
+        f"{list_caches} for the cache names, then {resolve} with a cache name, a question in "
+        f"the user's words and a token budget (2000 to start) to get the sections that answer it."
     )
 
 
@@ -91,10 +97,7 @@ def build_server(calls: ToolCalls, style: str) -> Server[Any]:
         except Exception:  # ToolCalls.call never raises; this is the last line of defence
             logger.exception("tool %s failed", params.name)
             reply = ToolReply(ContextError("internal_error").to_json_text(), is_error=True)
-        result: dict[str, Any] = {"content": [{"type": "text", "text": reply.text}]}
-        if reply.is_error:
-            result["isError"] = True
-        return result
+        return tool_result(reply)
 
     server: Server[Any] = Server(
         SERVER_NAME,
@@ -107,8 +110,40 @@ def build_server(calls: ToolCalls, style: str) -> Server[Any]:
     return server
 
 
-def run(root: Path, tool_names: str = "dotted", *, fast_init: bool = True) -> int:
-    """Serve MCP on stdin/stdout until stdin closes; the exit status."""
+class SdkImport:
+    """Imports the SDK side of the server in a daemon thread, then puts itself in the inbox."""
+
+    def __init__(self, inbox: queue.SimpleQueue[object]) -> None:
+        self.inbox = inbox
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="mcp-sdk-import", daemon=True)
+
+    def start(self) -> SdkImport:
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            from . import mcp_transport  # noqa: F401  (the SDK, anyio, pydantic)
+        except BaseException as exc:  # re-raised on the main thread by check()
+            self.error = exc
+        finally:
+            self.inbox.put(self)
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+
+def run(
+    root: Path, tool_names: str = "dotted", *, fast_init: bool = True, early_tools: bool = True
+) -> int:
+    """Serve MCP on stdin/stdout until stdin closes; the exit status.
+
+    ``fast_init=False`` leaves ``initialize`` to the SDK, ``early_tools=False`` makes
+    tools requests wait for it (how the server answered before; tests and the bench
+    compare with it).
+    """
     if tool_names not in TOOL_NAME_STYLES:
         raise ValueError(f"tool_names must be one of {TOOL_NAME_STYLES}, not {tool_names!r}")
     warm = WarmCaches(max_bytes=memory_budget(os.environ))  # a bad value: error before serving
@@ -117,28 +152,34 @@ def run(root: Path, tool_names: str = "dotted", *, fast_init: bool = True) -> in
     wire = Wire.claim_stdio()
     inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
     Reader(wire, inbox, fast_initialize(tool_names) if fast_init else None).start()
+    sdk = SdkImport(inbox).start()
     try:
-        return _serve(Path(root), tool_names, wire, inbox, warm)
+        calls = ToolCalls(Path(root), warm=warm)
+        if not calls.root.is_dir():
+            logger.warning("cache root %s is not a directory (yet)", calls.root)
+        early = EarlyAnswers(wire, calls, tool_definitions(tool_names), enabled=early_tools)
+        backlog = early.until(inbox, sdk)
+        sdk.check()
+        return _serve(calls, tool_names, wire, inbox, backlog)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     finally:
         wire.restore()
 
 
-def _serve(root: Path, style: str, wire: Wire, inbox: queue.SimpleQueue[object],
-           warm: WarmCaches) -> int:
+def _serve(
+    calls: ToolCalls, style: str, wire: Wire, inbox: queue.SimpleQueue[object],
+    backlog: list[object],
+) -> int:
     import anyio
 
     from .mcp_transport import StdioBridge
 
-    if not root.is_dir():
-        logger.warning("cache root %s is not a directory (yet)", root)
-    calls = ToolCalls(root, warm=warm)
     server = build_server(calls, style)
     options = server.create_initialization_options()
 
     async def main() -> None:
-        await StdioBridge(wire, inbox).serve(server, options)
+        await StdioBridge(wire, inbox, backlog).serve(server, options)
 
     anyio.run(main)
     return 0

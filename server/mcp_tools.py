@@ -53,11 +53,35 @@ CANONICAL_NAMES: dict[str, str] = {
     **{name.replace(".", "_"): name for name in DOTTED_NAMES},
 }
 
-_CACHE_PROPERTY = {
-    "type": "string",
-    "description": "Name of a cache directory under the server's cache root "
-    "(as listed by {list_caches}).",
-}
+# What an agent reads on every session (tools/list): what a cache is, how to ask, what
+# budget to start with. {list_caches} and {resolve} become the published tool names. The
+# resolve text starts with the sentence of specs/context.resolve.md "Tool Description".
+RESOLVE_DESCRIPTION = (
+    "Resolve a natural-language query against a pre-built context cache and return a "
+    "deterministic, explainable set of documents within a token budget. "
+    "A cache is one project's documentation split into sections; each document is one "
+    "section and names its file and heading; a section cut to fit is marked as an excerpt. "
+    "No documents but selection.documents_excluded_by_budget > 0: the matches did not fit, "
+    "ask again with a larger budget."
+)
+LIST_CACHES_DESCRIPTION = (
+    "List the documentation caches, one per project. `path` is the name to pass as `cache` "
+    "and tells projects apart (`<owner>-<name>` for a git repository, e.g. `pallets-flask`); "
+    "has_manifest false: not usable. Call this first."
+)
+INSPECT_CACHE_DESCRIPTION = (
+    "Inspect a context cache: format version, number of sections (document_count), size in "
+    "bytes, validity. Not needed before {resolve}."
+)
+CACHE_PARAMETER = "Cache name from {list_caches}, e.g. `pallets-flask`."
+QUERY_PARAMETER = (
+    "A question or keywords in the user's words; name the API, function, option or error "
+    "message if known."
+)
+BUDGET_PARAMETER = (
+    "Most tokens the answer may use: start with 2000; 8000 for broad questions, 500 for a "
+    "quick lookup."
+)
 
 
 def published_name(canonical: str, style: str) -> str:
@@ -68,54 +92,56 @@ def tool_definitions(style: str) -> list[dict[str, Any]]:
     """The tools/list entries, in the spec's order, for tool-name ``style``."""
     if style not in TOOL_NAME_STYLES:
         raise ValueError(f"unknown tool-name style {style!r}")
-    cache_property = dict(_CACHE_PROPERTY)
-    cache_property["description"] = cache_property["description"].format(
-        list_caches=published_name(LIST_CACHES, style)
-    )
+    names = {
+        "list_caches": published_name(LIST_CACHES, style),
+        "resolve": published_name(RESOLVE, style),
+    }
+    cache_property = {"type": "string", "description": CACHE_PARAMETER.format(**names)}
     read_only = {
-        "readOnlyHint": True,
         "destructiveHint": False,
         "idempotentHint": True,
         "openWorldHint": False,
+        "readOnlyHint": True,
     }
+    # Keys in the order the SDK's Tool model writes them (fields by name, then extra keys):
+    # the early answer (mcp_early) sends these dicts as they are, the same bytes.
     return [
         {
-            "name": published_name(RESOLVE, style),
-            "description": "Resolve a natural-language query against a pre-built context cache "
-            "and return a deterministic, explainable set of documents within a token budget.",
+            "annotations": read_only,
+            "description": RESOLVE_DESCRIPTION.format(**names),
             "inputSchema": {
-                "type": "object",
                 "properties": {
                     "cache": cache_property,
-                    "query": {"type": "string", "description": "Natural-language query"},
+                    "query": {"type": "string", "description": QUERY_PARAMETER},
                     "budget": {
                         "type": "integer",
                         "minimum": 0,
                         "maximum": MAX_BUDGET,
-                        "description": "Maximum token budget",
+                        "description": BUDGET_PARAMETER,
                     },
                 },
                 "required": ["cache", "query", "budget"],
+                "type": "object",
                 "additionalProperties": False,
             },
-            "annotations": read_only,
+            "name": published_name(RESOLVE, style),
         },
         {
+            "annotations": read_only,
+            "description": LIST_CACHES_DESCRIPTION,
+            "inputSchema": {"properties": {}, "type": "object", "additionalProperties": False},
             "name": published_name(LIST_CACHES, style),
-            "description": "List the context caches under the server's cache root.",
-            "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
-            "annotations": read_only,
         },
         {
-            "name": published_name(INSPECT_CACHE, style),
-            "description": "Inspect a context cache: version, document count, size, validity.",
+            "annotations": read_only,
+            "description": INSPECT_CACHE_DESCRIPTION.format(**names),
             "inputSchema": {
-                "type": "object",
                 "properties": {"cache": cache_property},
                 "required": ["cache"],
+                "type": "object",
                 "additionalProperties": False,
             },
-            "annotations": read_only,
+            "name": published_name(INSPECT_CACHE, style),
         },
     ]
 
@@ -126,6 +152,18 @@ class ToolReply:
 
     text: str
     is_error: bool = False
+
+
+def tool_result(reply: ToolReply) -> dict[str, Any]:
+    """The tools/call result: one text item, and ``isError`` only when true.
+
+    Keys in the order the SDK's result models write them, so an early answer
+    (mcp_early) and the SDK's answer are the same bytes.
+    """
+    result: dict[str, Any] = {"content": [{"text": reply.text, "type": "text"}]}
+    if reply.is_error:
+        result["isError"] = True
+    return result
 
 
 Backend = Any  # a module-like object with resolve / inspect_cache / list_caches

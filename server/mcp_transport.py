@@ -14,7 +14,8 @@ This replaces ``mcp.server.stdio.stdio_server`` and fixes what it does as shippe
   request's id when it has a valid one, else id null;
 - the opening ``initialize`` is answered before the SDK is even imported (see
   :class:`.mcp_wire.FastInitialize`); the SDK's own answer is checked against it and
-  dropped, so the client sees exactly one response per id;
+  dropped, so the client sees exactly one response per id; what arrived while the SDK
+  was loading and was not answered early (:mod:`.mcp_early`) is fed to it first;
 - a response the SDK cannot serialize becomes ``-32603`` instead of vanishing.
 """
 
@@ -23,7 +24,8 @@ from __future__ import annotations
 import json
 import logging
 import queue
-from collections import Counter
+from collections import Counter, deque
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -57,9 +59,12 @@ RequestKey = int | str
 class StdioBridge:
     """Feeds the SDK from the reader's queue and writes what the SDK sends."""
 
-    def __init__(self, wire: Wire, inbox: queue.SimpleQueue[object]) -> None:
+    def __init__(
+        self, wire: Wire, inbox: queue.SimpleQueue[object], backlog: Sequence[object] = ()
+    ) -> None:
         self.wire = wire
         self.inbox = inbox
+        self.backlog = deque(backlog)
         self.outstanding: Counter[RequestKey] = Counter()
         self.cancelled: set[RequestKey] = set()
         self.fast_answers: dict[RequestKey, dict[str, Any]] = {}
@@ -85,7 +90,10 @@ class StdioBridge:
     async def _pump_in(self, to_sdk: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
         async with to_sdk:
             while True:
-                item = await anyio.to_thread.run_sync(self.inbox.get, abandon_on_cancel=True)
+                if self.backlog:
+                    item = self.backlog.popleft()
+                else:
+                    item = await anyio.to_thread.run_sync(self.inbox.get, abandon_on_cancel=True)
                 if item is EOF:
                     break
                 assert isinstance(item, Inbound)

@@ -77,6 +77,7 @@ def test_report_has_every_section_and_plot(quick_report: Path) -> None:
     assert positions == sorted(positions)
     assert "Not run" not in text
     assert "A server holding 5 large caches" in text  # the serve stage's table
+    assert "**fresh-1**" in text and "**Leave-one-corpus-out**" in text
     for name in PLOTS:
         assert (quick_report / name).stat().st_size > 5000, name
         assert f"]({name})" in text
@@ -109,6 +110,9 @@ def test_results_json(quick_report: Path) -> None:
     for stage in ("build", "git", "resolve", "quality", "tokens"):
         assert stage in results, stage
     assert all(math.isfinite(x) for x in _walk(results))
+    first = results["resolve"]["first_answer"]  # spawn to first answer, before and after
+    assert all(len(first[c][k]) == first["runs"] for c in ("bytecode", "no_bytecode")
+               for k in ("before_s", "after_s"))
     build = results["build"]["corpora"]
     assert {"fastapi-docs", "flask-docs", "fastapi-x5"} <= set(build)
     for corpus in build.values():
@@ -121,4 +125,16 @@ def test_results_json(quick_report: Path) -> None:
         assert corpus["in_process"]["warm_loads"] == 1
         assert corpus["in_process"]["warm_ms"]["median"] > 0
         assert corpus["mcp"]["rss_warm_mb"]["median"] > 5
-    assert results["quality"]["metrics"]["all"]["n"] == 50
+    quality = results["quality"]
+    assert quality["metrics"]["all"]["n"] == 50
+    # --quick: fresh-1 and a one-round LOCO; fresh-2 (its sqlalchemy build) is full-bench only.
+    assert set(quality["fresh"]) == {"fresh-1"}
+    assert quality["fresh"]["fresh-1"]["metrics"]["all"]["n"] == 20
+    assert quality["gold_missing"] == {"dev": [], "fresh-1": []}
+    directions = quality["loco"]["directions"]
+    assert set(directions) == {"flask-docs -> fastapi-docs", "fastapi-docs -> flask-docs"}
+    for d in directions.values():
+        assert d["n_train"] == d["n_test"] == 25
+        assert d["train_mrr10"]["tuned"] >= d["train_mrr10"]["default"]
+        assert {"test_tuned", "test_default", "test_bm25s"} <= set(d)
+    assert len(quality["targets"]) == 3 + 2 + 2 * 2  # dev, fresh-1, both LOCO directions

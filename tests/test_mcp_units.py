@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from conftest import SAFETY_TIMEOUT
-from doc_index.server.mcp_server import fast_initialize
+from doc_index.server.mcp_early import EarlyAnswers
+from doc_index.server.mcp_server import fast_initialize, instructions
 from doc_index.server.mcp_tools import CANONICAL_NAMES, ToolCalls, tool_definitions
 from doc_index.server.mcp_wire import (
     EOF,
@@ -125,6 +126,31 @@ def test_names_and_schemas() -> None:
         tool_definitions("camel")
 
 
+SPEC_DESCRIPTION = (  # specs/context.resolve.md, "Tool Description (for MCP registry)"
+    "Resolve a natural-language query against a pre-built context cache and return a "
+    "deterministic, explainable set of documents within a token budget."
+)
+
+
+@pytest.mark.parametrize(("style", "other"), [("dotted", "_"), ("underscore", ".")])
+def test_descriptions_tell_an_agent_what_to_do(style: str, other: str) -> None:
+    resolve, list_caches, inspect = tool_definitions(style)
+    assert resolve["description"].startswith(SPEC_DESCRIPTION)
+    assert "one project's documentation split into sections" in resolve["description"]
+    params = resolve["inputSchema"]["properties"]
+    assert "in the user's words" in params["query"]["description"]
+    assert "start with 2000" in params["budget"]["description"]
+    assert "`<owner>-<name>`" in list_caches["description"]
+    # Only the published names: a client that rejects dots must not be told of one.
+    text = json.dumps([resolve, list_caches, inspect]) + instructions(style)
+    assert f"context{other}" not in text
+    assert list_caches["name"] in params["cache"]["description"]
+    assert resolve["name"] in inspect["description"]
+    # tools/list is read by every agent on every session: keep it short (470 cl100k
+    # tokens in 2,063 characters when written; bench/mcp_latency.py counts the tokens).
+    assert len(json.dumps({"tools": [resolve, list_caches, inspect]})) < 2300
+
+
 # the wire ----------------------------------------------------------------------------
 
 
@@ -184,6 +210,21 @@ def test_reader_answers_only_an_opening_initialize() -> None:
         "clientInfo": {"name": "c", "version": "1"}}
     reader.handle_line(json.dumps(init).encode())
     assert len(wire.frames) == 1  # a second initialize is the SDK's to answer
+
+
+def test_early_answers_keep_everything_else_in_order(root: Path) -> None:
+    wire = MemoryWire()
+    early = EarlyAnswers(wire, ToolCalls(root, RecordingBackend()), [{"name": "t"}])
+    ready = object()
+    init = Inbound({"jsonrpc": "2.0", "id": 0, "method": "initialize"}, answered={})
+    before_init = Inbound({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    ping = Inbound({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    listing = Inbound({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+    inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
+    for item in (before_init, init, ping, listing, EOF, ready):
+        inbox.put(item)
+    assert early.until(inbox, ready) == [before_init, init, ping, EOF]
+    assert wire.frames == [b'{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"t"}]}}']
 
 
 def test_reader_puts_eof_when_stdin_ends() -> None:
