@@ -15,6 +15,7 @@ from doc_index.server.warm_caches import (
     MEMORY_ENV,
     WarmCaches,
     memory_budget,
+    release_freed_memory,
 )
 from mcp_support import RawServer, context_cli, initialize, result_text, server_argv, tool_call
 
@@ -163,3 +164,16 @@ def test_serve_refuses_a_bad_budget(tmp_path: Path) -> None:
     assert done.stdout == b""
     lines = done.stderr.decode().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: invalid {MEMORY_ENV}='lots'")
+
+
+def test_freed_memory_is_released_where_the_c_library_can(tmp_path: Path) -> None:
+    """After a load and after an eviction (a no-op where there is no malloc_trim)."""
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "manifest.json").write_text("x")
+    release_freed_memory()
+    release_freed_memory()
+    warm = WarmCaches(max_bytes=1)
+    for kind in ("a", "b"):
+        assert warm.get(tmp_path / "c", kind, lambda p: [0] * 100_000, size=lambda v: 8) == [
+            0] * 100_000
+    assert warm.evictions == 1
