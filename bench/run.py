@@ -12,12 +12,14 @@ Stages, in order (``--skip STAGE`` leaves one out, its report section says so):
    CPU of each build stage in one process, with the bare parsers (:mod:`bench.stages`);
 2. ``resolve``: cold ``context resolve`` processes, in-process ``tools.resolve`` and a
    spawned ``doc-index serve`` (:mod:`bench.resolve_speed`), with the server's RSS;
-3. ``quality``: MRR@10, hit@5, budget-hit@2000 on the dev and fresh questions and
+3. ``serve``: one ``doc-index serve`` with the largest scaled corpus built under 5 names,
+   asked in turn: RSS and warm latency (:mod:`bench.serve_memory`);
+4. ``quality``: MRR@10, hit@5, budget-hit@2000 on the dev and fresh questions and
    leave-one-corpus-out, against plain BM25 and the v0 formula (:mod:`bench.quality`,
    :mod:`bench.loco`; ``--quick``: no fresh-2, a one-round LOCO);
-4. ``tokens``: the stored token estimate of every section against cl100k and o200k
+5. ``tokens``: the stored token estimate of every section against cl100k and o200k
    (:mod:`bench.token_accuracy`), with ``ceil(bytes/4)`` as the baseline;
-5. ``answers``: whole resolve answers of the dev questions at budgets 500/2000/8000 in
+6. ``answers``: whole resolve answers of the dev questions at budgets 500/2000/8000 in
    cl100k and o200k tokens, as a fraction of the budget (:mod:`bench.answer_tokens`).
 
 Corpus copies and cache roots go under ``--work`` (default ``bench/work/full`` or
@@ -44,7 +46,7 @@ from . import build_speed, corpora, mcp_latency, resolve_speed
 from .corpora import REPO, SHARED_CORPORA, WORK, Corpus
 from .stats import Summary
 
-STAGES = ("build", "stages", "git", "resolve", "quality", "tokens", "answers")
+STAGES = ("build", "stages", "git", "resolve", "serve", "quality", "tokens", "answers")
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,22 @@ def stage_resolve(cfg: Config, cs: list[Corpus], work: Path, queries: Path) -> d
     return out
 
 
+def stage_serve(cfg: Config, cs: list[Corpus], work: Path, queries: Path) -> dict[str, Any]:
+    from . import serve_memory
+
+    big = max((c for c in cs if c.copies), key=lambda c: c.copies, default=None)
+    if big is None:
+        raise RuntimeError("the serve stage needs a scaled corpus")
+    _log(f"serve: {big.name} built under {serve_memory.CACHES} names, asked in turn")
+    root = work / "serve-root"
+    names = serve_memory.prepare_caches(root, big.source, big.name, serve_memory.CACHES)
+    result = serve_memory.measure(root, names, corpora.queries_for(big.query_corpus, queries),
+                                  rounds=1 if cfg.quick else 2)
+    result.update({"corpus": big.name, "bytes": big.bytes, "queries": big.query_corpus,
+                   "breakdown": serve_memory.breakdown_child(root / names[0])})
+    return result
+
+
 def _section_count(cache_dir: Path) -> int:
     with open(cache_dir / "manifest.json", "rb") as fh:
         head = fh.read(4096)
@@ -298,7 +316,7 @@ def run(cfg: Config, out: Path, work: Path, skip: set[str], queries: Path) -> di
         "skipped": sorted(skip),
         "timings_s": {},
     }
-    need_corpora = not {"build", "resolve"} <= skip
+    need_corpora = not {"build", "resolve", "serve"} <= skip
     cs = corpora.prepare(work, cfg.scales) if need_corpora else []
     if cfg.quick:  # fastapi-docs is the 1x point already; x1 adds only the subfolder
         cs = [c for c in cs if c.name != "fastapi-x1"]
@@ -319,6 +337,8 @@ def run(cfg: Config, out: Path, work: Path, skip: set[str], queries: Path) -> di
             results["git"] = stage_git(cfg, work)
         elif stage == "resolve":
             results["resolve"] = stage_resolve(cfg, cs, work, queries)
+        elif stage == "serve":
+            results["serve"] = stage_serve(cfg, cs, work, queries)
         elif stage == "quality":
             results["quality"] = stage_quality(cfg, work, queries)
         elif stage == "tokens":

@@ -118,7 +118,7 @@ def _run(args: argparse.Namespace) -> int:
 
     command = args.command
     if command == "build":
-        from .build import run_build
+        from .build_command import run_build
 
         return run_build(args.source, args.root, name=args.name, ref=args.ref, full=args.full,
                          replace=args.replace, max_bytes=args.max_file_bytes)

@@ -14,12 +14,15 @@ the same bytes, and everything else waits, in order, for the SDK.
 
 The server reads caches only: it writes no file (bytecode caching is off while it
 runs), opens no network socket, sends OpenTelemetry nowhere (the SDK's middleware is
-removed) and logs to stderr only.
+removed) and logs to stderr only. Loaded caches stay warm between calls within a memory
+budget, ``DOC_INDEX_SERVE_CACHE_MB`` (:mod:`.warm_caches`); a bad value is one ``error:``
+line before anything is served.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import sys
 import threading
@@ -42,6 +45,7 @@ from .mcp_tools import (
     tool_result,
 )
 from .mcp_wire import FastInitialize, Reader, Wire
+from .warm_caches import WarmCaches, memory_budget
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -142,6 +146,7 @@ def run(
     """
     if tool_names not in TOOL_NAME_STYLES:
         raise ValueError(f"tool_names must be one of {TOOL_NAME_STYLES}, not {tool_names!r}")
+    warm = WarmCaches(max_bytes=memory_budget(os.environ))  # a bad value: error before serving
     sys.dont_write_bytecode = True
     _configure_logging()
     wire = Wire.claim_stdio()
@@ -149,7 +154,7 @@ def run(
     Reader(wire, inbox, fast_initialize(tool_names) if fast_init else None).start()
     sdk = SdkImport(inbox).start()
     try:
-        calls = ToolCalls(Path(root))
+        calls = ToolCalls(Path(root), warm=warm)
         if not calls.root.is_dir():
             logger.warning("cache root %s is not a directory (yet)", calls.root)
         early = EarlyAnswers(wire, calls, tool_definitions(tool_names), enabled=early_tools)

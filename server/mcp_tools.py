@@ -176,9 +176,10 @@ class ToolCalls:
     ``tools`` module (tests inject faults with it); it is then called without warming.
     """
 
-    def __init__(self, root: Path, backend: Backend | None = None) -> None:
+    def __init__(self, root: Path, backend: Backend | None = None,
+                 warm: WarmCaches | None = None) -> None:
         self.root = Path(root)
-        self.warm = WarmCaches()
+        self.warm = warm if warm is not None else WarmCaches()
         self._backend = backend
 
     @property

@@ -23,27 +23,33 @@ from ..store.manifest import (
     MAX_MANIFEST_BYTES,
     MAX_SEARCH_INDEX_BYTES,
     SEARCH_INDEX_NAME,
-    check_manifest,
-    check_sections,
+    check_header,
+    doc_file_set,
 )
 from ..store.search_index import SearchIndex
 from .cache_files import open_regular, read_regular, swapped
-from .strict_json import parse_json
+from .section_table import SectionTable, SectionTableBuilder
+from .strict_json import parse_json_object_streaming
 
 _CHUNK = 1 << 20  # bytes per read when counting lines
 
 
 @dataclass
 class NativeCache:
-    """A loaded native cache: its manifest's sections and its search index."""
+    """A loaded native cache: its manifest's sections (in columns, see ``section_table``)
+    and its search index. ``memory_bytes`` estimates what it holds in memory."""
 
     path: Path
     dir_fd: int
     identity: tuple[int, ...]
     cache_version: str
     document_count: int
-    sections: list[dict[str, Any]]
+    sections: SectionTable
     index: SearchIndex
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.sections.memory_bytes + self.index.memory_bytes
 
     def close(self) -> None:
         if self.dir_fd >= 0:
@@ -138,11 +144,17 @@ def load_native_cache(cache_dir: Path) -> NativeCache:
         data = read_regular(dir_fd, MANIFEST_NAME, max_bytes=MAX_MANIFEST_BYTES)
         man_st = os.stat(MANIFEST_NAME, dir_fd=dir_fd)
         identity = (st.st_dev, st.st_ino, man_st.st_ino, man_st.st_size, man_st.st_mtime_ns)
+        builder = SectionTableBuilder()
         try:
-            manifest = parse_json(data)  # the one strict parser, as every reader
+            text = data.decode("utf-8")
+            del data  # not kept while the text is parsed
+            # The one strict parser, as every reader, handing the sections over one by one
+            # into columns: they are never all in memory as dicts.
+            manifest, count = parse_json_object_streaming(text, "sections", builder.add)
+            del text
         except ValueError:
             raise ContextError("cache_invalid", "manifest is not JSON") from None
-        problem = check_manifest(manifest)
+        problem = _manifest_problem(manifest, count)
         if problem:
             raise ContextError("cache_invalid", problem)
         if manifest["index_version"] != CURRENT_INDEX_VERSION:
@@ -156,16 +168,18 @@ def load_native_cache(cache_dir: Path) -> NativeCache:
             raise ContextError("cache_invalid", "search index missing") from None
         except (ValueError, KeyError, TypeError):
             raise ContextError("cache_invalid", "search index damaged") from None
-        sections = manifest["sections"]
-        if index.cache_version != manifest["cache_version"] or index.count != len(sections):
+        if index.cache_version != manifest["cache_version"] or index.count != count:
             raise ContextError("cache_invalid", "search index does not match the manifest")
-        problem = check_sections(manifest)
-        if problem:
-            raise ContextError("cache_invalid", problem)
+        files = doc_file_set(manifest["doc_files"])
+        if files is None:
+            raise ContextError("cache_invalid", "bad doc_files entry")
+        sections = builder.finish(files)
+        if builder.problem:
+            raise ContextError("cache_invalid", builder.problem)
         cache = NativeCache(
             path=Path(cache_dir), dir_fd=dir_fd, identity=identity,
             cache_version=manifest["cache_version"], document_count=manifest["document_count"],
-            sections=manifest["sections"], index=index,
+            sections=sections, index=index,
         )
     except (ContextError, CacheReplaced):
         os.close(dir_fd)
@@ -183,3 +197,16 @@ def load_native_cache(cache_dir: Path) -> NativeCache:
         cache.close()
         raise ContextError("cache_missing")
     return cache
+
+
+def _manifest_problem(manifest: Any, sections: int | None) -> str | None:
+    """``store.manifest.check_manifest`` of a manifest whose ``sections`` were streamed
+    (``sections``: how many, None when it had no such array)."""
+    problem = check_header(manifest)
+    if problem:
+        return problem
+    if sections is None:
+        return "manifest field 'sections' is missing or has the wrong type"
+    if manifest["document_count"] != sections:
+        return "document_count does not match the sections"
+    return None

@@ -185,7 +185,7 @@ def _tables(cache: NativeCache, params: Params) -> _Tables:
     file_len: list[int] = []
     last = None
     number = -1
-    for d, (name, length) in enumerate(zip([s["file"] for s in cache.sections], lens[2])):
+    for d, (name, length) in enumerate(zip(cache.sections.files, lens[2])):
         if name != last:
             file_start.append(d)
             file_len.append(0)
@@ -422,20 +422,20 @@ def rank_concepts(cache: NativeCache, concepts: list[Concept],
     final = {d: prior[d] * raw[d] * factor[file_of[d]]
              for d in compress(range(len(raw)), map(cut.__le__, raw))}
     best = max(final.values())
-    sections = cache.sections
+    ids, versions = cache.sections.ids, cache.sections.versions  # columns: no row dicts
     ranked = []
     cut = floor * best * (1.0 - _EPS)
     for d, s in final.items():
         if s >= cut:
             score = s / best
             if score >= floor:
-                ranked.append((score, sections[d]["id"], d))
+                ranked.append((score, ids[d], d))
     ranked.sort(key=itemgetter(1))
     ranked.sort(key=itemgetter(0), reverse=True)  # stable: equal scores stay in id order
     seen: set[str] = set()
     unique = []
     for entry in ranked:
-        version = sections[entry[2]]["version"]
+        version = versions[entry[2]]
         if version not in seen:
             seen.add(version)
             unique.append(entry)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from json.decoder import scanstring
 from typing import Any
 
 # A surrogate escape that is not half of a high+low pair (only those can decode to a lone
@@ -32,6 +34,91 @@ def parse_json(data: bytes, *, lone_surrogates: bool = False) -> Any:
     if not lone_surrogates and _SURROGATE_ESCAPE.search(text):
         _check_encodable(value)
     return value
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def parse_json_object_streaming(
+    data: bytes | str, stream_key: str, on_item: Callable[[Any], None]
+) -> tuple[Any, int | None]:
+    """Parse JSON as :func:`parse_json` does, handing the elements of the top-level object's
+    array member ``stream_key`` to ``on_item`` one at a time instead of building the array:
+    a large manifest's sections are never all in memory as Python objects at once.
+
+    Returns ``(value, count)``: the top-level value without ``stream_key`` and the number of
+    elements streamed, or ``(value, None)`` when there was no such array (a top-level value
+    that is not an object is returned whole; a ``stream_key`` that is not an array stays in
+    the object). Raises ValueError where :func:`parse_json` would, and when ``stream_key``
+    occurs twice (its first elements were already handed on). ``data`` may be given as
+    text already decoded from UTF-8 (strictly), so the caller need not hold the bytes too."""
+    try:
+        text = data if isinstance(data, str) else data.decode("utf-8")
+        at = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
+        if text[at : at + 1] != "{":
+            return json.loads(text, parse_constant=_reject_constant), None
+        # Elements are checked one by one as they are handed on, the rest at the end.
+        surrogates = _SURROGATE_ESCAPE.search(text) is not None
+        value, count = _stream_object(text, at + 1, stream_key, on_item, surrogates)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    if surrogates:
+        _check_encodable(value)
+    return value, count
+
+
+def _stream_object(text: str, at: int, stream_key: str, on_item: Callable[[Any], None],
+                   surrogates: bool) -> tuple[dict[str, Any], int | None]:
+    """The object whose ``{`` ends just before ``at`` (see parse_json_object_streaming)."""
+    decode = json.JSONDecoder(parse_constant=_reject_constant).raw_decode
+    skip = _WHITESPACE.match
+    value: dict[str, Any] = {}
+    count: int | None = None
+    at = skip(text, at).end()  # type: ignore[union-attr]
+    if text[at : at + 1] == "}":
+        at += 1
+    else:
+        while True:
+            if text[at : at + 1] != '"':
+                raise ValueError(f"expected a property name at {at}")
+            key, at = scanstring(text, at + 1, True)
+            at = skip(text, at).end()  # type: ignore[union-attr]
+            if text[at : at + 1] != ":":
+                raise ValueError(f"expected ':' at {at}")
+            at = skip(text, at + 1).end()  # type: ignore[union-attr]
+            if key == stream_key and (count is not None or key in value):
+                raise ValueError(f"{stream_key!r} occurs twice")
+            if key == stream_key and text[at : at + 1] == "[":
+                count = 0
+                at = skip(text, at + 1).end()  # type: ignore[union-attr]
+                if text[at : at + 1] == "]":
+                    at += 1
+                else:
+                    while True:
+                        item, at = decode(text, at)
+                        if surrogates:
+                            _check_encodable(item)
+                        on_item(item)
+                        count += 1
+                        at = skip(text, at).end()  # type: ignore[union-attr]
+                        sep = text[at : at + 1]
+                        at = skip(text, at + 1).end()  # type: ignore[union-attr]
+                        if sep == "]":
+                            break
+                        if sep != ",":
+                            raise ValueError(f"expected ',' or ']' at {at}")
+            else:
+                value[key], at = decode(text, at)
+            at = skip(text, at).end()  # type: ignore[union-attr]
+            sep = text[at : at + 1]
+            at = skip(text, at + 1).end()  # type: ignore[union-attr]
+            if sep == "}":
+                break
+            if sep != ",":
+                raise ValueError(f"expected ',' or '}}' at {at}")
+    if skip(text, at).end() != len(text):  # type: ignore[union-attr]
+        raise ValueError("extra data after the JSON value")
+    return value, count
 
 
 def _reject_constant(name: str) -> Any:

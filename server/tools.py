@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -95,7 +96,7 @@ def answer(
             cache = (
                 load_for_resolve(cache_dir)
                 if warm is None
-                else warm.get(cache_dir, _WARM_KIND, load_for_resolve)
+                else warm.get(cache_dir, _WARM_KIND, load_for_resolve, size=memory_bytes)
             )
         except CacheReplaced:
             continue  # the generation was deleted while it loaded: load the new one
@@ -112,6 +113,15 @@ def answer(
             if warm is None:
                 cache.close()
     raise ContextError("io_error", "the cache kept being replaced while it was read")
+
+
+def memory_bytes(cache: Any) -> int:
+    """What a cache loaded by :func:`load_for_resolve` holds in memory, estimated (a warm
+    server's memory budget counts it): a v0 cache's document texts and ids, a native
+    cache's own estimate."""
+    if isinstance(cache, V0Cache):
+        return sum(sys.getsizeof(d.content) + 200 for d in cache.documents)
+    return int(cache.memory_bytes)
 
 
 def load_for_resolve(cache_dir: Path) -> Any:

@@ -28,6 +28,10 @@ the postings so that incremental builds carry them forward like any term.
 
 ``SearchIndex.memo`` holds what resolve derives once per loaded index (per-section
 normalizations, file groups); it is not part of the bytes.
+
+In memory (a warm server holds many loaded indexes): the sidecar's bytes are kept whole and
+postings are decoded per term on demand; word counts and field lengths are uint32 arrays;
+the dedup hashes, which only incremental builds read, are decoded on first use.
 """
 
 from __future__ import annotations
@@ -68,6 +72,14 @@ def _u32(values: array) -> bytes | array:
         values.byteswap()
         return values.tobytes()
     return values
+
+
+def _u32_array(values: Any) -> array:
+    """A JSON list of counts as a uint32 array; ValueError when one is not such a count."""
+    try:
+        return array("I", values)
+    except (OverflowError, TypeError):
+        raise ValueError("search index count out of range") from None
 
 
 def _from_u32(data: bytes | memoryview) -> array:
@@ -189,8 +201,8 @@ class SearchIndex:
 
     def __init__(
         self, *, cache_version: str, analyzer: int, build_config: dict, count: int,
-        avg: list[float], kinds: str, dedup: list[str], words: list[int],
-        lens: list[list[int]], terms: dict[str, list[int]], docs: memoryview, tfs: memoryview,
+        avg: list[float], kinds: str, meta: memoryview, words: array,
+        lens: list[array], terms: dict[str, list[int]], docs: memoryview, tfs: memoryview,
         manifest_digest: str = "", files: memoryview | None = None,
     ) -> None:
         self.cache_version = cache_version
@@ -199,7 +211,8 @@ class SearchIndex:
         self.count = count
         self.avg = avg
         self.kinds = kinds  # one code per section: r(oot), h(eading), p(art)
-        self.dedup = dedup
+        self._meta = meta  # the meta region, for ``dedup``
+        self._dedup: list[str] | None = None
         self.words = words
         self.lens = lens
         self.terms = terms
@@ -208,7 +221,17 @@ class SearchIndex:
         self.manifest_digest = manifest_digest
         self.files = files if files is not None else memoryview(b"[]")
         self.memo: dict[Any, Any] = {}  # what resolve derives once (not part of the bytes)
+        # What this holds in memory, estimated: the sidecar's bytes, the term table (about
+        # 190 bytes a term as a dict entry of a string and a two-int list), the arrays.
+        self.memory_bytes = (len(docs.obj) + 190 * len(terms)  # type: ignore[arg-type]
+                             + 4 * len(words) * 4 + len(kinds))
 
+    @property
+    def dedup(self) -> list[str]:
+        """Per section, the hash ids are deduplicated by (read by incremental builds only)."""
+        if self._dedup is None:
+            self._dedup = _loads(bytes(self._meta))["dedup"]
+        return self._dedup
     @staticmethod
     def head(data: bytes) -> dict[str, Any]:
         """A sidecar's header fields, once its checksum and size are verified (without
@@ -249,13 +272,15 @@ class SearchIndex:
         meta = _loads(data[pos:meta_end])
         terms = _loads(data[meta_end:terms_end])
         n = header["sections"]
-        if len(meta["kind"]) != n or len(meta["words"]) != n:
+        lens = [_u32_array(col) for col in meta["lens"]]
+        if (len(meta["kind"]) != n or len(meta["words"]) != n or len(meta["dedup"]) != n
+                or len(lens) != 3 or any(len(col) != n for col in lens)):
             raise ValueError("search index metadata does not match its section count")
         return cls(
             cache_version=header["cache_version"], analyzer=header["analyzer"],
             build_config=header["build_config"], count=n,
-            avg=[float(a) for a in header["avg"]], kinds=meta["kind"], dedup=meta["dedup"],
-            words=meta["words"], lens=meta["lens"], terms=terms,
+            avg=[float(a) for a in header["avg"]], kinds=meta["kind"], meta=view[pos:meta_end],
+            words=_u32_array(meta["words"]), lens=lens, terms=terms,
             docs=view[terms_end:docs_end], tfs=view[docs_end:tfs_end],
             manifest_digest=header["manifest"], files=view[tfs_end:end],
         )

@@ -143,3 +143,15 @@ def test_the_store_never_imports_a_door() -> None:
                 found += [f"{path.name}:{node.lineno}" for name in names
                           if name in {f"doc_index.{door}" for door in doors}]
     assert found == []
+
+
+def test_the_cli_in_process_leaves_the_api_functions_in_place(tmp_path: Path) -> None:
+    """Running a command in-process imports its door module; no door module may shadow an
+    API function of the same name (``doc_index.build`` stayed the ``build`` module once
+    ``doc-index build`` had run, and a library caller got a module back)."""
+    from doc_index import cli
+
+    assert cli.main(["build", str(SAMPLE_REPOS / "mdkit-docs"), "--root", str(tmp_path),
+                     "--name", KEY]) == 0
+    for name in doc_index.__all__:
+        assert not isinstance(getattr(doc_index, name), type(sys)), name

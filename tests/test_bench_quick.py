@@ -76,6 +76,7 @@ def test_report_has_every_section_and_plot(quick_report: Path) -> None:
     assert all(p >= 0 for p in positions), [t for t, p in zip(SECTIONS, positions) if p < 0]
     assert positions == sorted(positions)
     assert "Not run" not in text
+    assert "A server holding 5 large caches" in text  # the serve stage's table
     assert "**fresh-1**" in text and "**Leave-one-corpus-out**" in text
     for name in PLOTS:
         assert (quick_report / name).stat().st_size > 5000, name

@@ -324,7 +324,8 @@ def test_hook_run_does_not_import_the_cli(env: Path) -> None:
     root = env / "root"
     probe = ("import sys\nfrom pathlib import Path\nfrom doc_index.store import git_hooks\n"
              f"rc = git_hooks.run_hook('probe', Path({str(root)!r}), Path({str(work)!r}))\n"
-             "print(rc, 'doc_index.cli' in sys.modules, 'doc_index.build' in sys.modules)\n")
+             "print(rc, 'doc_index.cli' in sys.modules,"
+             " 'doc_index.build_command' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True,
                           cwd="/", timeout=120, check=False)
     assert done.stdout.splitlines()[-1] == "0 False False", done.stdout + done.stderr
