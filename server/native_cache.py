@@ -62,10 +62,10 @@ class NativeCache:
         except OSError:
             pass
 
-    def _open_raw(self, section: dict[str, Any]) -> int:
-        """A descriptor on the raw file of ``section`` (the caller closes it)."""
+    def _open_raw(self, file: str) -> int:
+        """A descriptor on the raw file ``file`` (the caller closes it)."""
         try:
-            return open_regular(self.dir_fd, section["file"])
+            return open_regular(self.dir_fd, file)
         except FileNotFoundError:
             # Gone from the generation we hold: a rebuild swapped it, or the cache is damaged.
             if self.replaced():
@@ -79,7 +79,7 @@ class NativeCache:
     def newlines(self, i: int, start: int, end: int) -> int:
         """The newlines in bytes ``start`` to ``end`` of section ``i``'s raw file (read in
         bounded chunks; provenance counts lines with it)."""
-        fd = self._open_raw(self.sections[i])
+        fd = self._open_raw(self.sections.files[i])
         try:
             if end > os.fstat(fd).st_size:
                 raise ContextError("cache_invalid", "section beyond the end of its raw file")
@@ -99,7 +99,7 @@ class NativeCache:
     def section_text(self, i: int) -> str:
         """The text of section ``i``, checked against its version."""
         section = self.sections[i]
-        fd = self._open_raw(section)
+        fd = self._open_raw(section["file"])
         end = section["byte_offset"] + section["byte_length"]
         try:
             # A section past the end of its file is damage: never size a read from it.

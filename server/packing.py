@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -174,19 +175,20 @@ class Packer:
         if self.left < MIN_DOCUMENT:  # no document fits any more: nothing to look at
             self.excluded += 1
             return
-        section = self.cache.sections[d]
+        table = self.cache.sections
+        tokens = table.tokens[d]
         meta = self._least_metadata(d)
-        if meta + section["tokens"] > self.left and 2 * meta > self.left:
+        if meta + tokens > self.left and 2 * meta > self.left:
             self.excluded += 1
             return
         text = self.cache.section_text(d)
         first = self.lines.first_line(d)
         path = heading_path(self.cache, d)
-        source = {"file": section["file"], "title": path[-1], "path": path,
+        source = {"file": table.files[d], "title": path[-1], "path": path,
                   "lines": [first, first + line_count(text) - 1]}
         shown, matches = self.whole_why(d)
-        doc = _document(section_id, section["version"], text, score, section["tokens"],
-                        shown, matches, self.cache.index.words[d], source)
+        doc = _document(section_id, table.versions[d], text, score, tokens, shown, matches,
+                        self.cache.index.words[d], source)
         cost = doc_charge(doc)
         if cost > self.left:
             excerpt = self._excerpt(doc, text, first)
@@ -208,16 +210,19 @@ class Packer:
 
     def _least_metadata(self, d: int) -> int:
         """What section ``d``'s metadata costs at least (score 0.0, no heading path, the
-        shortest lines), from the manifest alone and remembered per loaded cache: a section
-        that can fit neither whole nor as an excerpt is not read."""
-        memo = self.cache.index.memo.setdefault(_META_MEMO, {})
-        got = memo.get(d)
-        if got is None:
-            section = self.cache.sections[d]
+        shortest lines), from the manifest alone and remembered per loaded cache (4 bytes a
+        section): a section that can fit neither whole nor as an excerpt is not read."""
+        table = self.cache.sections
+        memo = self.cache.index.memo.get(_META_MEMO)
+        if memo is None:
+            memo = self.cache.index.memo[_META_MEMO] = array("i", [-1]) * len(table)
+        got = memo[d]
+        if got < 0:
+            title = table.titles[d]
             got = memo[d] = doc_charge(_document(
-                section["id"], section["version"], "", 0.0, 0, [], 0, 0,
-                {"file": section["file"], "title": section.get("title"), "path": [],
-                 "lines": [1, 1]}))
+                table.ids[d], table.versions[d], "", 0.0, 0, [], 0, 0,
+                {"file": table.files[d], "title": title if isinstance(title, str) else "",
+                 "path": [], "lines": [1, 1]}))
         return got
 
     def _excerpt(self, whole: dict[str, Any], text: str,

@@ -30,55 +30,34 @@ from bisect import bisect_right
 from ..errors import ContextError
 from .native_cache import NativeCache
 
-_IDS_MEMO = "provenance-ids"
-_PATHS_MEMO = "provenance-paths"
-
-
-def _index_of(cache: NativeCache) -> dict[str, int]:
-    """Section id -> section number, once per loaded cache."""
-    memo = cache.index.memo
-    got = memo.get(_IDS_MEMO)
-    if got is None:
-        got = memo[_IDS_MEMO] = {s["id"]: d for d, s in enumerate(cache.sections)}
-    return got
-
 
 def heading_path(cache: NativeCache, d: int) -> list[str]:
-    """The titles of section ``d``'s ancestors, outermost first, then its own title
-    (remembered per loaded cache). The untitled root section of a file (its text before
-    the first heading, such as RST labels) is an ancestor with no title: left out."""
-    paths = cache.index.memo.setdefault(_PATHS_MEMO, {})
-    got = paths.get(d)
-    if got is None:
-        got = paths[d] = _heading_path(cache, d)
-    return list(got)
-
-
-def _heading_path(cache: NativeCache, d: int) -> tuple[str, ...]:
-    sections = cache.sections
-    index = _index_of(cache)
+    """The titles of section ``d``'s ancestors, outermost first, then its own title. The
+    untitled root section of a file (its text before the first heading, such as RST
+    labels) is an ancestor with no title: left out. A parent is an earlier section of the
+    same file (as the build makes them), looked for backwards from its child."""
+    table = cache.sections
+    ids, files, titles, parents = table.ids, table.files, table.titles, table.parents
     path: list[str] = []
-    seen: set[int] = set()
-    current: int | None = d
-    while current is not None:
-        if current in seen:
-            raise ContextError("cache_invalid", "section parents form a loop")
-        seen.add(current)
-        section = sections[current]
-        title = section.get("title")
+    current = d
+    while True:
+        title = titles[current]
         if not isinstance(title, str):
             raise ContextError("cache_invalid", "section title is not a string")
-        if title or current == d:  # an untitled root section (text before a file's
-            path.append(title)     # first heading) names nothing
-        parent = section.get("parent")
+        if title or current == d:
+            path.append(title)
+        parent = parents[current]
         if parent is None:
-            current = None
-        elif isinstance(parent, str) and parent in index:
-            current = index[parent]
-        else:
-            raise ContextError("cache_invalid", "section parent is not a section")
+            break
+        file = files[current]
+        j = current - 1
+        while j >= 0 and files[j] == file and ids[j] != parent:
+            j -= 1
+        if j < 0 or files[j] != file:  # also a parent that is no string, or a loop
+            raise ContextError("cache_invalid", "section parent is not an earlier section")
+        current = j
     path.reverse()
-    return tuple(path)
+    return path
 
 
 def line_count(text: str) -> int:
@@ -96,9 +75,9 @@ class Lines:
         self._known: dict[str, tuple[list[int], list[int]]] = {}
 
     def first_line(self, d: int) -> int:
-        section = self.cache.sections[d]
-        offsets, lines = self._known.setdefault(section["file"], ([0], [1]))
-        offset = section["byte_offset"]
+        table = self.cache.sections
+        offsets, lines = self._known.setdefault(table.files[d], ([0], [1]))
+        offset = table.byte_offsets[d]
         at = bisect_right(offsets, offset) - 1
         line = lines[at] + self.cache.newlines(d, offsets[at], offset)
         if offsets[at] != offset:
