@@ -20,7 +20,8 @@ in each file, so sections of one file cost one pass over it, not one each.
 
 The manifest fields read here (``title``, ``parent``) are not needed to select, so the
 loader does not check them; a selected section whose title is not a string, or whose
-parent chain is broken or loops, is ``cache_invalid`` (never repaired).
+parent is not an earlier section of its file (a loop, a missing or foreign parent), is
+``cache_invalid`` (never repaired).
 """
 
 from __future__ import annotations
