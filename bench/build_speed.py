@@ -105,7 +105,7 @@ def _reported_s(run: ProcessRun) -> float | None:
 
 STARTUP_PROBES = {
     "python": "pass",
-    "import_build": "import doc_index.cli, doc_index.build",
+    "import_build": "import doc_index.cli, doc_index.build_command",
     "import_resolve": ("import doc_index.server.context_cli, doc_index.server.tools, "
                        "doc_index.server.native_cache, doc_index.server.native_selection"),
     "import_mcp_sdk": ("import anyio, doc_index.server.mcp_server, "
