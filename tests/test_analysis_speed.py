@@ -1,0 +1,113 @@
+"""The document side's fast paths give exactly what the plain code gave (issue 15).
+
+Analysis output is cache bytes: a faster path that changed one term, keyword or summary
+would change every cache built with it. Each fast path is checked against the plain
+definition it replaces, and the whole document side against digests recorded from the
+code before the fast paths.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from doc_index.indexer import summary
+from doc_index.indexer.analysis import WORD, word_counts
+from doc_index.indexer.document import NotIndexable, index_file, is_doc_path
+from doc_index.indexer.ids import IdAssigner, heading_slug
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.conftest import SAMPLE_REPOS
+
+# What markup and words are made of, non-ASCII letters, digits and spaces included.
+_PIECES = st.sampled_from([
+    "a", "Z", "_", "9", "é", "Ω", "ж", "中", "²", "٣", "\u0301", "😀", " ", "\u00a0",
+    "\u2003", "\u3000", "\n", "\t", "\x1c", "*", "`", ":", "<", ">", "[", "]", "(", ")",
+    "!", "~", ".", "-", "+", "'", "é_x", "url_for", "`x`_", "`x <a>`_z", "](u)", ":ref:`", "<b>",
+])
+TEXT = st.lists(_PIECES, max_size=60).map("".join)
+
+
+@given(TEXT)
+def test_word_counts_is_findall_counted_in_order(text: str) -> None:
+    assert list(word_counts(text).items()) == list(Counter(WORD.findall(text)).items())
+
+
+def test_no_character_is_both_a_space_and_a_word_character() -> None:
+    # word_counts splits at str.split()'s spaces: none may be part of a word.
+    both = [c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace() and WORD.match(c)]
+    assert both == []
+
+
+def test_word_counts_on_every_sample_file() -> None:
+    for path in sorted(SAMPLE_REPOS.rglob("*")):
+        if path.is_file():
+            text = path.read_bytes().decode("utf-8", "replace")
+            assert list(word_counts(text).items()) == list(Counter(WORD.findall(text)).items())
+
+
+def _clean_inline_unguarded(text: str) -> str:
+    text = summary._ROLE.sub(
+        lambda m: m.group(1) + m.group(2).split("<")[0].strip().lstrip("~!"), text)
+    text = summary._LINK.sub(lambda m: (m.group(1) or m.group(2) or ""), text)
+    text = summary._HTML.sub("", text)
+    text = summary._MARKS.sub("", text)
+    return " ".join(text.split())
+
+
+@given(TEXT)
+def test_guarded_inline_cleaning_is_the_unguarded_one(text: str) -> None:
+    assert summary._clean_inline(text) == _clean_inline_unguarded(text)
+
+
+@pytest.mark.parametrize("text", [
+    ":py:func:`url_for <flask.url_for>` and `docs <https://x>`_ in **bold** <i>x</i>",
+    "a [link](http://x) b", "`x <a>`_z", "no markup at all", "snake_case_name", "x:`y`", "a >`_ b",
+])
+def test_guarded_inline_cleaning_examples(text: str) -> None:
+    assert summary._clean_inline(text) == _clean_inline_unguarded(text)
+
+
+def _document_digest(docs: Path) -> str:
+    """sha256 of every section ``index_file`` gives for the doc files under ``docs`` (its
+    repr: every field, dict order included) and of the ids the id pass gives them."""
+    digest = hashlib.sha256()
+    ids = IdAssigner()
+    files = sorted((p.relative_to(docs).as_posix(), p) for p in docs.rglob("*") if p.is_file())
+    for rel, path in files:
+        if not is_doc_path(rel):
+            continue
+        try:
+            parsed = index_file(rel, path.read_bytes())
+        except NotIndexable:
+            continue
+        for section in parsed.sections:
+            digest.update(repr(section).encode())
+        digest.update(repr(ids.assign(rel, [(s.kind, heading_slug(s.kind, s.title),
+                                             s.dedup_hash) for s in parsed.sections])).encode())
+    return digest.hexdigest()
+
+
+# Recorded with the code before the fast paths (main at c5f873e). A deliberate change of
+# the analysis (it bumps ANALYZER_VERSION) records new ones; any other change is a bug.
+_DIGESTS = {
+    "mdkit-docs": "3825e9cec8fafd0b2cdb49c03b3b68aa41aa3451e6c5433888bfc34941414b62",
+    "rstkit-docs": "9554a1a137073991b05e6f5082796cdb41e1c935a98598ed5e16a25aca00b58e",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DIGESTS))
+def test_sample_repos_analyze_to_the_recorded_bytes(name: str, tmp_path: Path) -> None:
+    docs = shutil.copytree(SAMPLE_REPOS / name, tmp_path / name)
+    assert _document_digest(docs) == _DIGESTS[name]
+
+
+def test_word_regex_is_the_one_word_counts_mirrors() -> None:
+    # word_counts hard-codes what WORD matches in ASCII: letters, digits and "_".
+    assert WORD.pattern == r"\w+" and WORD.flags == re.UNICODE
