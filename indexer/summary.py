@@ -22,8 +22,13 @@ _SKIP_LINE = re.compile(
 # each one made a long chain quadratic. Output is what ":(?:name:)+`...`" alone gives.
 _ROLE = re.compile(r"((?<![A-Za-z0-9_+.:-])[A-Za-z0-9_+.-]+|(?<![A-Za-z0-9_+.-]))"
                    r":(?:[A-Za-z0-9_+.-]+:)+`([^`]*)`")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|`([^`<]*?)\s*<[^>]*>`_{1,2}")
-_MARKS = re.compile(r"[*_`]{1,3}(?=\S)|(?<=\S)[*_`]{1,3}")
+# The two patterns below start with one character of a set in every branch, so that the
+# regex engine skips to the candidates in C instead of trying each position. The link is
+# "!?\[(...)\]\(...\)|`(...)\s*<...>`_{1,2}" with the "!" branch spelled out; the mark is
+# "[*_`]{1,3}(?=\S)|(?<=\S)[*_`]{1,3}" with its first character taken before the branch
+# (the lookbehind then reaches over it): the same matches, tried in the same order.
+_LINK = re.compile(r"!\[([^\]]*)\]\([^)]*\)|\[([^\]]*)\]\([^)]*\)|`([^`<]*?)\s*<[^>]*>`_{1,2}")
+_MARKS = re.compile(r"[*_`](?:[*_`]{0,2}(?=\S)|(?<=\S.)[*_`]{0,2})")
 _HTML = re.compile(r"<[^>]+>")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#\.)\s+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
@@ -39,7 +44,7 @@ def _clean_inline(text: str) -> str:
         text = _ROLE.sub(
             lambda m: m.group(1) + m.group(2).split("<")[0].strip().lstrip("~!"), text)
     if "](" in text or ">`_" in text:
-        text = _LINK.sub(lambda m: (m.group(1) or m.group(2) or ""), text)
+        text = _LINK.sub(lambda m: (m.group(1) or m.group(2) or m.group(3) or ""), text)
     if "<" in text:
         text = _HTML.sub("", text)
     if "*" in text or "_" in text or "`" in text:

@@ -52,26 +52,32 @@ def test_word_counts_on_every_sample_file() -> None:
             assert list(word_counts(text).items()) == list(Counter(WORD.findall(text)).items())
 
 
-def _clean_inline_unguarded(text: str) -> str:
+# The link and mark patterns as they were before they were respelled for speed.
+_PLAIN_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|`([^`<]*?)\s*<[^>]*>`_{1,2}")
+_PLAIN_MARKS = re.compile(r"[*_`]{1,3}(?=\S)|(?<=\S)[*_`]{1,3}")
+
+
+def _clean_inline_plain(text: str) -> str:
+    """summary._clean_inline as it was: no guards, the plain patterns."""
     text = summary._ROLE.sub(
         lambda m: m.group(1) + m.group(2).split("<")[0].strip().lstrip("~!"), text)
-    text = summary._LINK.sub(lambda m: (m.group(1) or m.group(2) or ""), text)
+    text = _PLAIN_LINK.sub(lambda m: (m.group(1) or m.group(2) or ""), text)
     text = summary._HTML.sub("", text)
-    text = summary._MARKS.sub("", text)
+    text = _PLAIN_MARKS.sub("", text)
     return " ".join(text.split())
 
 
 @given(TEXT)
-def test_guarded_inline_cleaning_is_the_unguarded_one(text: str) -> None:
-    assert summary._clean_inline(text) == _clean_inline_unguarded(text)
+def test_fast_inline_cleaning_is_the_plain_one(text: str) -> None:
+    assert summary._clean_inline(text) == _clean_inline_plain(text)
 
 
 @pytest.mark.parametrize("text", [
     ":py:func:`url_for <flask.url_for>` and `docs <https://x>`_ in **bold** <i>x</i>",
     "a [link](http://x) b", "`x <a>`_z", "no markup at all", "snake_case_name", "x:`y`", "a >`_ b",
 ])
-def test_guarded_inline_cleaning_examples(text: str) -> None:
-    assert summary._clean_inline(text) == _clean_inline_unguarded(text)
+def test_fast_inline_cleaning_examples(text: str) -> None:
+    assert summary._clean_inline(text) == _clean_inline_plain(text)
 
 
 def _document_digest(docs: Path) -> str:
