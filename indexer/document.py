@@ -81,6 +81,8 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSec
     sections: list[ParsedSection] = []
     stack: list[int] = []  # indexes of open ancestors, by depth
     file_words = PurePosixPath(path).as_posix()
+    # The path field's terms by ancestor titles: siblings share them (read-only dicts).
+    path_terms_of: dict[tuple[str, ...], dict[str, int]] = {}
     for block in blocks:
         chunk = raw[block.start : block.end]
         content = chunk.decode("utf-8")
@@ -90,9 +92,16 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSec
         ancestors = [sections[i].title for i in stack]
         words = word_counts(content)
         title_terms = term_counts(block.title)
-        path_terms = term_counts(path_text(file_words, ancestors))
+        path_terms = path_terms_of.get(tuple(ancestors))
+        if path_terms is None:
+            path_terms = path_terms_of[tuple(ancestors)] = term_counts(
+                path_text(file_words, ancestors))
         body_terms = terms_of_words(words)
-        packed = {term: n if n < 0xFFFF else 0xFFFF for term, n in body_terms.items()}
+        body_length = sum(body_terms.values())
+        if body_terms and max(body_terms.values()) >= 0xFFFF:
+            packed = {term: n if n < 0xFFFF else 0xFFFF for term, n in body_terms.items()}
+        else:  # nothing to cap: body_terms is this section's own dict
+            packed = body_terms
         for field_terms, shift in ((title_terms, 24), (path_terms, 16)):
             for term, n in field_terms.items():
                 packed[term] = packed.get(term, 0) | (min(n, 255) << shift)
@@ -115,8 +124,7 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSec
                 parent_index=parent,
                 terms=packed,
                 total_words=sum(words.values()),
-                lens=(sum(title_terms.values()), sum(path_terms.values()),
-                      sum(body_terms.values())),
+                lens=(sum(title_terms.values()), sum(path_terms.values()), body_length),
             )
         )
         if block.kind != "part":

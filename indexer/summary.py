@@ -31,7 +31,10 @@ _LINK = re.compile(r"!\[([^\]]*)\]\([^)]*\)|\[([^\]]*)\]\([^)]*\)|`([^`<]*?)\s*<
 _MARKS = re.compile(r"[*_`](?:[*_`]{0,2}(?=\S)|(?<=\S.)[*_`]{0,2})")
 _HTML = re.compile(r"<[^>]+>")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#\.)\s+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+# A sentence ends at a "." "!" or "?" followed by spaces and a capital, digit, quote or
+# "(": the cut is where the spaces start (group 1). The stop comes first in the pattern,
+# not in a lookbehind, so the engine skips to candidates in C.
+_SENTENCE_END = re.compile(r"[.!?](\s+)(?=[A-Z0-9`\"'(])")
 _IDENT = re.compile(r"`{1,2}([A-Za-z_][\w.]*(?:\(\))?)`{1,2}")
 _KEYWORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
 
@@ -104,7 +107,9 @@ def summarize(text: str, title: str, headed: bool) -> str:
         sentence = next(
             (_clean_inline(ln[:_SCAN_CHARS]) for ln in text.split("\n", 50) if ln.strip()), ""
         )
-    sentence = _SENTENCE.split(sentence, 1)[0]
+    end = _SENTENCE_END.search(sentence)
+    if end is not None:
+        sentence = sentence[: end.start(1)]
     if len(sentence) > SUMMARY_CHARS:
         cut = sentence[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0]
         sentence = cut.rstrip(",;:") + "…"

@@ -29,7 +29,8 @@ from tests.conftest import SAMPLE_REPOS
 _PIECES = st.sampled_from([
     "a", "Z", "_", "9", "é", "Ω", "ж", "中", "²", "٣", "\u0301", "😀", " ", "\u00a0",
     "\u2003", "\u3000", "\n", "\t", "\x1c", "*", "`", ":", "<", ">", "[", "]", "(", ")",
-    "!", "~", ".", "-", "+", "'", "é_x", "url_for", "`x`_", "`x <a>`_z", "](u)", ":ref:`", "<b>",
+    "!", "?", "~", ".", "-", "A", "\"", "+", "'", "é_x", "url_for", "`x`_", "`x <a>`_z",
+    "](u)", ":ref:`", "<b>",
 ])
 TEXT = st.lists(_PIECES, max_size=60).map("".join)
 
@@ -65,6 +66,15 @@ def _clean_inline_plain(text: str) -> str:
     text = summary._HTML.sub("", text)
     text = _PLAIN_MARKS.sub("", text)
     return " ".join(text.split())
+
+
+_PLAIN_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+
+
+@given(TEXT)
+def test_first_sentence_cut_is_the_plain_split(text: str) -> None:
+    end = summary._SENTENCE_END.search(text)
+    assert (text if end is None else text[: end.start(1)]) == _PLAIN_SENTENCE.split(text, 1)[0]
 
 
 @given(TEXT)
