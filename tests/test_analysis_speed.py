@@ -127,3 +127,41 @@ def test_sample_repos_analyze_to_the_recorded_bytes(name: str, tmp_path: Path) -
 def test_word_regex_is_the_one_word_counts_mirrors() -> None:
     # word_counts hard-codes what WORD matches in ASCII: letters, digits and "_".
     assert WORD.pattern == r"\w+" and WORD.flags == re.UNICODE
+
+
+def _keywords_plain(text: str) -> list[str]:
+    """summary.keywords as it was: every word ranked, the keyword test on each in turn."""
+    out: dict[str, None] = {}
+    for m in summary._IDENT.finditer(text):
+        ident = m.group(1)
+        if len(ident) > 2 and ("_" in ident or "." in ident or "(" in ident or not ident.islower()):
+            out.setdefault(ident, None)
+            if len(out) >= summary.MAX_KEYWORDS // 2:
+                break
+    ranked = sorted(Counter(WORD.findall(text)).items(), key=lambda item: (-item[1], item[0]))
+    for word, _ in ranked:
+        if len(out) >= summary.MAX_KEYWORDS:
+            break
+        if summary._KEYWORD.fullmatch(word) and word.lower() not in summary.STOPWORDS:
+            out.setdefault(word.lower(), None)
+    return list(out)[:summary.MAX_KEYWORDS]
+
+
+_KEYWORD_TEXT = st.lists(st.sampled_from([
+    "the", "The", "and", "Request", "request", "REQUEST", "url_for", "`url_for`", "``App()``",
+    "ab", "x1", "9lives", "café", "data", "Data", "_private", "get", "Depends", " ", "\n",
+    ".", "`", "zeta", "alpha", "Alpha",
+]), max_size=80).map(" ".join)
+
+
+@given(_KEYWORD_TEXT)
+def test_keywords_are_the_plain_ranking(text: str) -> None:
+    assert summary.keywords(text, word_counts(text)) == _keywords_plain(text)
+
+
+def test_keywords_when_the_memo_starts_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(summary, "_KEYWORD_CACHE_SIZE", 3)
+    monkeypatch.setattr(summary, "_keyword_cache", {})
+    text = "Alpha beta gamma delta delta `url_for` the alpha epsilon Zeta zeta"
+    for _ in range(3):
+        assert summary.keywords(text) == _keywords_plain(text)
