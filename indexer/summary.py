@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from itertools import compress
 from operator import itemgetter
 
 from .analysis import STOPWORDS, WORD
@@ -117,16 +116,18 @@ def summarize(text: str, title: str, headed: bool) -> str:
     return sentence
 
 
-# word -> the keyword it counts for ("" for none); it holds every word of the text being
-# ranked (see keywords), and starts over past _KEYWORD_CACHE_SIZE words.
 _keyword_cache: dict[str, str] = {}
-_KEYWORD_CACHE_SIZE = 500_000
 
 
 def _keyword_form(word: str) -> str:
     """The keyword a word counts for ("" when it is too short, a stopword or not a word)."""
-    lower = word.lower()
-    return lower if _KEYWORD.fullmatch(word) and lower not in STOPWORDS else ""
+    form = _keyword_cache.get(word)
+    if form is None:
+        lower = word.lower()
+        form = lower if _KEYWORD.fullmatch(word) and lower not in STOPWORDS else ""
+        if len(_keyword_cache) < 500_000:
+            _keyword_cache[word] = form
+    return form
 
 
 def keywords(text: str, word_counts: dict[str, int] | None = None) -> list[str]:
@@ -143,20 +144,16 @@ def keywords(text: str, word_counts: dict[str, int] | None = None) -> list[str]:
                 break
     if word_counts is None:
         word_counts = Counter(WORD.findall(text))
-    forms = _keyword_cache
-    new_words = set(word_counts).difference(forms)
-    if new_words:
-        if len(forms) + len(new_words) > _KEYWORD_CACHE_SIZE:
-            forms.clear()
-            new_words = set(word_counts)
-        for word in new_words:
-            forms[word] = _keyword_form(word)
-    # Only words that give a keyword are ranked (compress and map run in C), count
-    # descending, then word ascending: two C-level sorts (the second is stable).
-    ranked = sorted(compress(word_counts.items(), map(forms.__getitem__, word_counts)))
+    # Count descending, then word ascending: two C-level sorts (the second is stable).
+    ranked = sorted(word_counts.items())
     ranked.sort(key=itemgetter(1), reverse=True)
+    cached = _keyword_cache.get
     for word, _ in ranked:
         if len(out) >= MAX_KEYWORDS:
             break
-        out.setdefault(forms[word], None)
+        key = cached(word)
+        if key is None:
+            key = _keyword_form(word)
+        if key:
+            out.setdefault(key, None)
     return list(out)[:MAX_KEYWORDS]

@@ -158,10 +158,3 @@ _KEYWORD_TEXT = st.lists(st.sampled_from([
 def test_keywords_are_the_plain_ranking(text: str) -> None:
     assert summary.keywords(text, word_counts(text)) == _keywords_plain(text)
 
-
-def test_keywords_when_the_memo_starts_over(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(summary, "_KEYWORD_CACHE_SIZE", 3)
-    monkeypatch.setattr(summary, "_keyword_cache", {})
-    text = "Alpha beta gamma delta delta `url_for` the alpha epsilon Zeta zeta"
-    for _ in range(3):
-        assert summary.keywords(text) == _keywords_plain(text)
