@@ -132,6 +132,16 @@ def word_terms(word: str) -> tuple[str, ...]:
     if cached is not None:
         return cached
     lower = word.lower()
+    if word.isascii() and word.isalpha() and word[1:].islower():
+        # Most words: ASCII letters, lower case but perhaps the first: one part, the word.
+        if lower in SEARCH_STOPWORDS:
+            result: tuple[str, ...] = ()
+        else:
+            stem = _stem(lower)
+            result = (stem,) if stem else ()
+        if len(_term_cache) < 500_000:
+            _term_cache[word] = result
+        return result
     parts = _split_identifier(word)
     out: list[str] = []
     if len(parts) > 1:

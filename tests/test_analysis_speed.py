@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from doc_index.indexer import summary
+from doc_index.indexer import analysis, summary
 from doc_index.indexer.analysis import WORD, word_counts
 from doc_index.indexer.document import NotIndexable, index_file, is_doc_path
 from doc_index.indexer.ids import IdAssigner, heading_slug
@@ -158,3 +158,37 @@ _KEYWORD_TEXT = st.lists(st.sampled_from([
 def test_keywords_are_the_plain_ranking(text: str) -> None:
     assert summary.keywords(text, word_counts(text)) == _keywords_plain(text)
 
+
+
+def _word_terms_plain(word: str) -> tuple[str, ...]:
+    """analysis.word_terms as it was: every word split as an identifier."""
+    lower = word.lower()
+    parts = analysis._split_identifier(word)
+    out: list[str] = []
+    if len(parts) > 1:
+        out.append(lower.strip("_"))
+    for part in parts:
+        p = part.lower()
+        if p not in analysis.SEARCH_STOPWORDS:
+            out.append(analysis._stem(p))
+    if not out and lower not in analysis.SEARCH_STOPWORDS and lower.strip("_"):
+        out.append(analysis._stem(lower.strip("_")))
+    return tuple(dict.fromkeys(t for t in out if t))
+
+
+_WORDS = st.text(st.sampled_from("abcXYZeé_1 sT"), min_size=1, max_size=12).filter(
+    lambda w: WORD.fullmatch(w) is not None)
+
+
+@given(_WORDS)
+def test_word_terms_is_the_plain_split(word: str) -> None:
+    analysis._term_cache.pop(word, None)
+    assert analysis.word_terms(word) == _word_terms_plain(word)
+
+
+def test_word_terms_of_every_sample_word() -> None:
+    for path in sorted(SAMPLE_REPOS.rglob("*")):
+        if path.is_file():
+            for word in WORD.findall(path.read_bytes().decode("utf-8", "replace")):
+                analysis._term_cache.pop(word, None)
+                assert analysis.word_terms(word) == _word_terms_plain(word), word
