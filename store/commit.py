@@ -67,12 +67,12 @@ class KeyArea:
         self.path = key_area(root, key)
         root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            owner = os.fstat(root_fd).st_uid
-            self.area_fd = _open_checked(root_fd, STAGING_DIR, owner, self.path.parent, create)
+            self.owner = owner = os.fstat(root_fd).st_uid
+            self.area_fd = open_checked(root_fd, STAGING_DIR, owner, self.path.parent, create)
         finally:
             os.close(root_fd)
         try:
-            self.fd = _open_checked(self.area_fd, key, owner, self.path, create)
+            self.fd = open_checked(self.area_fd, key, owner, self.path, create)
         except BaseException:
             os.close(self.area_fd)
             raise
@@ -105,7 +105,10 @@ class KeyArea:
             pass
 
 
-def _open_checked(parent_fd: int, name: str, owner: int, path: Path, create: bool) -> int:
+def open_checked(parent_fd: int, name: str, owner: int, path: Path, create: bool) -> int:
+    """A handle on the directory ``name`` below ``parent_fd`` (made with ``create``), if it
+    is a real directory owned by ``owner`` or this user; ``UnsafeStagingArea`` otherwise
+    (``path``: its name in the message)."""
     if create:
         try:
             os.mkdir(name, dir_fd=parent_fd)
@@ -156,6 +159,11 @@ def remove_below(dir_fd: int, name: str) -> None:
     finally:
         for _, _, fd in stack:
             os.close(fd)
+
+
+def root_of_staging(staging: Path | str) -> Path:
+    """The root whose cache a staging directory (``new_staging_dir``) is built for."""
+    return Path(staging).parent.parent.parent
 
 
 def new_staging_dir(root: Path, key: str) -> Path:

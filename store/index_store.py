@@ -381,6 +381,10 @@ class IndexStore:
             if old is None or not _same_generation(old.header, header):
                 commit_mod.commit(staging, self.cache_dir(key))
                 report.written = True
+            if plan.jobs:
+                from .parse_cache import trim
+
+                trim(self.root)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise

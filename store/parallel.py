@@ -47,11 +47,17 @@ def write_raw(staging: Path, path: str, raw: bytes) -> None:
 
 
 def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
-    """Parse a file and store its raw bytes; the reason string when it is not indexable."""
-    from ..indexer.document import NotIndexable, index_file  # in the worker, not before
+    """Parse a file (or take its sections from the parse cache) and store its raw bytes;
+    the reason string when it is not indexable."""
+    from ..indexer.document import NotIndexable, index_file, normalize_source  # in the worker
+    from .parse_cache import for_build
 
     try:
-        parsed = index_file(path, data)
+        cache = for_build(staging)
+        parsed = cache.get(path, data, normalize_source(data))
+        if parsed is None:
+            parsed = index_file(path, data)
+            cache.put(path, data, parsed)
     except NotIndexable as exc:
         return exc.reason
     except RecursionError:
@@ -303,6 +309,9 @@ def _warm_parsers(jobs: list[Job]) -> None:
     from ..indexer.document import index_file  # noqa: F401 (imported for the workers)
     from ..indexer.formats import is_rst_path
     from ..indexer.markdown import _block_parser, _inline_parser
+    from .parse_cache import indexer_salt
+
+    indexer_salt()
 
     _block_parser()
     _inline_parser()

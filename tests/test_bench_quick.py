@@ -99,7 +99,7 @@ def test_report_figures_parse(quick_report: Path) -> None:
                           target_rows, re.MULTILINE)
     assert len(verdicts) >= 15
     not_run = [measure for measure, verdict in verdicts if verdict == "not run"]
-    assert len(not_run) == 4 and all("20x" in m for m in not_run)  # --quick: 1x and 5x only
+    assert len(not_run) == 5 and all("20x" in m for m in not_run)  # --quick: 1x and 5x only
 
 
 def test_results_json(quick_report: Path) -> None:

@@ -1,0 +1,317 @@
+"""The parse cache: one file's parsed sections, kept by content, for every cache of a root.
+
+Parsing is most of a full build, and a file's sections depend only on its path, its
+bytes and the indexer (ids are global: the id pass still runs over all files). So the
+parse workers keep what they parse in ``<root>/.doc-index-tmp/.doc-index-tmp/parsed/``,
+one file per entry, named by the sha256 of what the parse depends on:
+
+- the file's repository-relative path and its bytes as read;
+- the indexer: the versions its output is built from (``indexer.versions``, this
+  module's ``FORMAT``), the bytes of every module of the ``indexer`` package, and the
+  parser libraries' installed files (markdown-it-py, docutils, PyStemmer: path, size
+  and modification time, read without importing them).
+
+Building another ref, a fork, or the same docs under a new name then parses only what
+differs. ``.doc-index-tmp`` is the one name no cache can have (``cache_names``), so the
+folder can never be a cache's own area; it lives under the root and is never shared
+across roots.
+
+Entries are untrusted when read: opened below the checked folder without following a
+symlink, a regular file of at most ``MAX_ENTRY_BYTES``, starting with ``MAGIC`` and the
+sha256 of the rest, holding its own name (an entry copied under another name is
+foreign), sections of strictly checked types whose byte ranges lie in the file and whose
+``version`` is the sha256 of those bytes. Anything else is ignored (and the file parsed
+again), never repaired. Entries are written under a temporary name and renamed (never a
+partial entry), without fsync: a torn one fails its hash.
+
+Size: at most ``DOC_INDEX_PARSE_CACHE_MB`` MiB (default ``DEFAULT_MB``; 0 turns the
+cache off). A build that wrote entries trims the folder afterwards: least recently used
+first (a hit refreshes an entry's modification time) down to three quarters of the cap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import stat
+from pathlib import Path
+from typing import Any
+
+from ..indexer.model import ParsedFile, ParsedSection
+from .commit import (
+    STAGING_DIR,
+    KeyArea,
+    open_checked,
+    remove_below,
+    root_of_staging,
+    staging_root,
+)
+
+FORMAT = 1  # this module's entry layout
+MAGIC = b"doc-index parsed sections 1\n"
+DEFAULT_MB = 512
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+FOLDER = "parsed"
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_KINDS = frozenset({"heading", "root", "part"})
+_LIBRARIES = ("markdown_it", "docutils", "Stemmer")
+
+
+def cap_bytes() -> int:
+    """The size cap from ``DOC_INDEX_PARSE_CACHE_MB`` (default ``DEFAULT_MB``); a value
+    that is not a whole number >= 0 is the default."""
+    text = os.environ.get("DOC_INDEX_PARSE_CACHE_MB", "")
+    mb = int(text) if text.isascii() and text.isdigit() and len(text) < 8 else DEFAULT_MB
+    return mb * 1024 * 1024
+
+
+def folder(root: Path) -> Path:
+    return staging_root(root) / STAGING_DIR / FOLDER
+
+
+_salt: bytes | None = None
+
+
+def indexer_salt() -> bytes:
+    """The digest of what a parse's output depends on besides the file (computed once
+    per process; the workers of a build inherit it)."""
+    global _salt
+    if _salt is None:
+        import importlib.util
+
+        from ..indexer import versions
+
+        digest = hashlib.sha256(repr((FORMAT, versions.ANALYZER_VERSION,
+                                      versions.TOKENIZER_VERSION, versions.PART_TOKENS,
+                                      versions.MAX_SECTIONS_PER_FILE)).encode())
+        package = Path(versions.__file__).parent
+        for module in sorted(p.name for p in package.iterdir() if p.suffix == ".py"):
+            digest.update(module.encode() + b"\0" + (package / module).read_bytes())
+        for name in _LIBRARIES:
+            spec = importlib.util.find_spec(name)
+            origin = spec.origin if spec is not None else None
+            info = os.stat(origin) if origin else None
+            digest.update(repr((name, origin, info and (info.st_size, info.st_mtime_ns))
+                               ).encode())
+        _salt = digest.digest()
+    return _salt
+
+
+def entry_name(path: str, data: bytes) -> str:
+    digest = hashlib.sha256(indexer_salt())
+    digest.update(path.encode("utf-8") + b"\0")
+    digest.update(data)
+    return digest.hexdigest()
+
+
+class ParseCache:
+    """The parse cache of one root, opened once per process (``for_root``)."""
+
+    def __init__(self, root: Path) -> None:
+        self.fd = -1
+        if cap_bytes() == 0:
+            return
+        try:
+            self.fd = _open_folder(root, create=True)
+        except OSError:  # not ours, a symlink, or no room: build without it
+            self.fd = -1
+
+    def get(self, path: str, data: bytes, raw: bytes) -> ParsedFile | None:
+        """The entry for ``path`` with bytes ``data`` (normalized: ``raw``), if there is a
+        sound one; None otherwise."""
+        if self.fd < 0:
+            return None
+        name = entry_name(path, data)
+        try:
+            fd = os.open(name, _READ, dir_fd=self.fd)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+                return None
+            blob = os.read(fd, info.st_size + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        parsed = decode(blob, name, path, raw)
+        if parsed is not None:
+            try:  # least recently used goes first (``trim``)
+                os.utime(name, dir_fd=self.fd, follow_symlinks=False)
+            except OSError:
+                pass
+        return parsed
+
+    def put(self, path: str, data: bytes, parsed: ParsedFile) -> None:
+        """Keep ``parsed`` (its ``raw`` set) as the entry for ``path`` with bytes ``data``;
+        quietly nothing when it cannot be written (a full disk is the build's business,
+        not the cache's)."""
+        if self.fd < 0:
+            return
+        name = entry_name(path, data)
+        blob = encode(name, parsed)
+        if blob is None:
+            return
+        temporary = f"tmp.{os.getpid()}.{secrets.token_hex(4)}"
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                         0o644, dir_fd=self.fd)
+            try:
+                view = memoryview(blob)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.rename(temporary, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        except OSError:
+            try:
+                os.unlink(temporary, dir_fd=self.fd)
+            except OSError:
+                pass
+
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+_current: tuple[str, ParseCache] | None = None
+
+
+def for_build(staging: str) -> ParseCache:
+    """The parse cache of the root a build (its staging directory) belongs to, opened once
+    per build in each process that parses for it."""
+    global _current
+    if _current is None or _current[0] != staging:
+        if _current is not None:
+            _current[1].close()
+        _current = (staging, ParseCache(root_of_staging(staging)))
+    return _current[1]
+
+
+def _open_folder(root: Path, *, create: bool) -> int:
+    """The entries' folder (made with ``create``), each level checked (``commit``)."""
+    with KeyArea(root, STAGING_DIR, create=create) as area:
+        return open_checked(area.fd, FOLDER, area.owner, folder(root), create)
+
+
+def encode(name: str, parsed: ParsedFile) -> bytes | None:
+    """An entry's bytes: ``MAGIC``, the sha256 of the body, the body (JSON)."""
+    if len(parsed.raw) > MAX_ENTRY_BYTES or any(s.file != parsed.path for s in parsed.sections):
+        return None
+    body = json.dumps({
+        "name": name, "path": parsed.path, "note": parsed.note,
+        "raw_sha256": hashlib.sha256(parsed.raw).hexdigest(), "raw_bytes": len(parsed.raw),
+        "sections": [[s.kind, s.title, s.depth, s.byte_offset, s.byte_length, s.line_count,
+                      s.version, s.tokens, s.summary, s.keywords, s.dedup_hash,
+                      s.parent_index, s.terms, s.total_words, list(s.lens)]
+                     for s in parsed.sections],
+    }, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    blob = MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+    return blob if len(blob) <= MAX_ENTRY_BYTES else None
+
+
+def decode(blob: bytes, name: str, path: str, raw: bytes) -> ParsedFile | None:
+    """The ParsedFile an entry holds (``raw`` in it), or None unless every check passes."""
+    head = len(MAGIC) + 65
+    if not blob.startswith(MAGIC) or len(blob) < head or blob[head - 1:head] != b"\n":
+        return None
+    body = blob[head:]
+    if hashlib.sha256(body).hexdigest().encode() != blob[len(MAGIC):head - 1]:
+        return None
+    try:
+        fields = json.loads(body)
+        if (not isinstance(fields, dict) or fields.get("name") != name
+                or fields.get("path") != path or fields.get("raw_bytes") != len(raw)
+                or fields.get("raw_sha256") != hashlib.sha256(raw).hexdigest()
+                or not isinstance(fields.get("note"), str)
+                or not isinstance(fields.get("sections"), list)):
+            return None
+        sections = [_section(path, raw, n, item) for n, item in enumerate(fields["sections"])]
+    except (ValueError, TypeError):
+        return None
+    return ParsedFile(path=path, raw=raw, sections=sections, note=fields["note"])
+
+
+def _int(value: Any, limit: int = 1 << 40) -> int:
+    if type(value) is not int or not 0 <= value < limit:
+        raise ValueError("not a count")
+    return value
+
+
+def _str(value: Any) -> str:
+    if type(value) is not str:
+        raise ValueError("not a string")
+    return value
+
+
+def _section(path: str, raw: bytes, n: int, item: Any) -> ParsedSection:
+    """One section of an entry, every field checked; ValueError otherwise."""
+    if type(item) is not list or len(item) != 15:
+        raise ValueError("not a section")
+    (kind, title, depth, offset, length, lines, version, tokens, summary, keywords, dedup,
+     parent, terms, words, lens) = item
+    offset, length = _int(offset), _int(length)
+    if kind not in _KINDS or offset + length > len(raw):
+        raise ValueError("bad kind or range")
+    if _str(version) != "sha256:" + hashlib.sha256(raw[offset:offset + length]).hexdigest():
+        raise ValueError("bytes changed")
+    if parent is not None and _int(parent) >= n:
+        raise ValueError("bad parent")
+    if type(keywords) is not list or type(terms) is not dict or type(lens) is not list:
+        raise ValueError("bad containers")
+    for keyword in keywords:
+        _str(keyword)
+    values = terms.values()  # thousands per file: checked in bulk
+    if values and (set(map(type, values)) != {int} or min(values) < 0
+                   or max(values) >= 1 << 32):
+        raise ValueError("bad terms")
+    if len(lens) != 3:
+        raise ValueError("bad lens")
+    return ParsedSection(
+        file=path, kind=kind, title=_str(title), depth=_int(depth), byte_offset=offset,
+        byte_length=length, line_count=_int(lines), version=version, tokens=_int(tokens),
+        summary=_str(summary), keywords=keywords, dedup_hash=_str(dedup), parent_index=parent,
+        terms=terms, total_words=_int(words), lens=(_int(lens[0]), _int(lens[1]), _int(lens[2])),
+    )
+
+
+def trim(root: Path) -> None:
+    """Remove the least recently used entries while the folder is over its cap (down to
+    three quarters of it); anything there that is not a regular file goes first."""
+    cap = cap_bytes()
+    try:
+        fd = _open_folder(root, create=False)
+    except OSError:
+        return
+    try:
+        entries: list[tuple[int, str, int]] = []  # (mtime, name, size)
+        total = 0
+        with os.scandir(fd) as found:
+            for entry in found:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(info.st_mode):
+                    remove_below(fd, entry.name)
+                    continue
+                entries.append((info.st_mtime_ns, entry.name, info.st_size))
+                total += info.st_size
+        if total <= cap:
+            return
+        entries.sort()
+        for _, name, size in entries:
+            if total <= cap * 3 // 4:
+                break
+            try:
+                os.unlink(name, dir_fd=fd)
+            except OSError:
+                continue
+            total -= size
+    finally:
+        os.close(fd)
