@@ -67,9 +67,14 @@ def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
 
 
 def parse_batch(batch: list[tuple[str, bytes | str]], staging: str) -> list[ParsedFile | str]:
-    """``parse_one`` over (path, bytes or skip reason) pairs, in order."""
-    return [content if isinstance(content, str) else parse_one(path, content, staging)
-            for path, content in batch]
+    """``parse_one`` over (path, bytes or skip reason) pairs, in order (their parse cache
+    entries written as one pack)."""
+    from .parse_cache import for_build
+
+    results = [content if isinstance(content, str) else parse_one(path, content, staging)
+               for path, content in batch]
+    for_build(staging).flush()
+    return results
 
 
 def _worker_count(jobs: list[Job]) -> int:
@@ -102,9 +107,14 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
     import multiprocessing
 
     if workers == 0 or "fork" not in multiprocessing.get_all_start_methods():
-        for path, read, _ in jobs:
+        from .parse_cache import for_build
+
+        for n, (path, read, _) in enumerate(jobs, 1):
             data = _read(read)
-            yield path, data if isinstance(data, str) else parse_one(path, data, str(staging))
+            result = data if isinstance(data, str) else parse_one(path, data, str(staging))
+            if n == len(jobs):  # before the last yield: the consumer may stop there
+                for_build(str(staging)).flush()
+            yield path, result
         return
     ctx = multiprocessing.get_context("fork")
     _warm_parsers(jobs)
@@ -165,6 +175,9 @@ def _serve(data: list[tuple[str, bytes | str]], staging: str, out: BinaryIO) -> 
             result = exc
         pickle.dump((path, result), out, protocol=pickle.HIGHEST_PROTOCOL)
         out.flush()
+    from .parse_cache import for_build
+
+    for_build(staging).flush()
 
 
 class WarmWorker:

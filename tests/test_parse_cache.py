@@ -60,6 +60,8 @@ def test_a_second_name_is_built_from_the_parse_cache_with_the_same_bytes(
     root = tmp_path / "root"
     frozen_build(docs, root, "one")
     assert sorted(parses) == sorted(FILES) and len(entries(root)) == len(FILES)
+    # One pack for the files parsed together, each entry a name (link) of it.
+    assert len({p.stat().st_ino for p in entries(root).values()}) == 1
     parses.clear()
     reused = frozen_build(docs, root, "two")
     assert parses == []  # nothing parsed: every file came from the parse cache
@@ -84,6 +86,23 @@ def test_a_changed_file_or_indexer_is_parsed_again(tmp_path: Path, parses: list[
     assert sorted(parses) == sorted(FILES)
 
 
+def entry_blob(path: Path) -> bytes:
+    """The entry named ``path``, read from its pack."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        blob = parse_cache.read_entry(fd, path.name)
+    finally:
+        os.close(fd)
+    assert blob is not None
+    return blob
+
+
+def own_pack(path: Path, blob: bytes, name: str | None = None) -> None:
+    """Make ``path`` a pack of its own holding ``blob`` (as entry ``name``)."""
+    path.unlink()
+    path.write_bytes(parse_cache.pack([(name or path.name, blob)]))
+
+
 def _rehashed(blob: bytes, change) -> bytes:  # noqa: ANN001
     """An entry whose body ``change`` rewrote, with a matching hash (a forged entry)."""
     head = len(parse_cache.MAGIC) + 65
@@ -101,13 +120,23 @@ def _bad_dedup(body: dict) -> None:
     body["sections"][0][10] = 7  # the dedup hash is not a string
 
 
+def _far_offset(p: Path, other: Path) -> None:
+    blob = entry_blob(p)
+    data = parse_cache.pack([(p.name, blob)])
+    start = data.index(p.name.encode()) + 65
+    p.unlink()
+    p.write_bytes(data[:start] + b"999999999999" + data[start + 12:])
+
+
 DAMAGE = {
-    "truncated": lambda p, other: p.write_bytes(p.read_bytes()[:-20]),
-    "flipped byte": lambda p, other: p.write_bytes(p.read_bytes().replace(b"Intro", b"Intrx")),
-    "empty": lambda p, other: p.write_bytes(b""),
-    "moved range": lambda p, other: p.write_bytes(_rehashed(p.read_bytes(), _move_section)),
-    "bad type": lambda p, other: p.write_bytes(_rehashed(p.read_bytes(), _bad_dedup)),
-    "another file's entry": lambda p, other: p.write_bytes(other.read_bytes()),
+    "truncated": lambda p, other: own_pack(p, entry_blob(p)[:-20]),
+    "flipped byte": lambda p, other: own_pack(p, entry_blob(p).replace(b"Intro", b"Intrx")),
+    "moved range": lambda p, other: own_pack(p, _rehashed(entry_blob(p), _move_section)),
+    "bad type": lambda p, other: own_pack(p, _rehashed(entry_blob(p), _bad_dedup)),
+    "another file's entry": lambda p, other: own_pack(p, entry_blob(other)),
+    "a pack without it": lambda p, other: own_pack(p, entry_blob(other), other.name),
+    "offset past the end": _far_offset,
+    "empty": lambda p, other: (p.unlink(), p.write_bytes(b"")),
     "symlink": lambda p, other: (p.unlink(), os.symlink(other, p)),
     "folder": lambda p, other: (p.unlink(), p.mkdir()),
     "fifo": lambda p, other: (p.unlink(), os.mkfifo(p)),
@@ -133,7 +162,7 @@ def test_an_oversized_entry_is_ignored(tmp_path: Path, parses: list[str],
     root = tmp_path / "root"
     build(docs, root, name="one")
     entry = entry_of(root, docs, "guide/intro.md")
-    monkeypatch.setattr(parse_cache, "MAX_ENTRY_BYTES", entry.stat().st_size - 1)
+    monkeypatch.setattr(parse_cache, "MAX_ENTRY_BYTES", len(entry_blob(entry)) - 1)
     parses.clear()
     build(docs, root, name="two")
     assert parses == ["guide/intro.md"]
