@@ -59,7 +59,6 @@ MAGIC = b"doc-index parsed sections 1\n"
 DEFAULT_MB = 512
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 PACK_MAGIC = b"doc-index parsed pack 1\n"
-MAX_PACK_ENTRIES = 1 << 20
 FLUSH_BYTES = 16 * 1024 * 1024  # a worker holds at most this much before writing a pack
 _ROW = 64 + 1 + 12 + 1 + 12 + 1  # "<name> <offset> <length>\n"
 FOLDER = "parsed"
@@ -243,7 +242,7 @@ def read_entry(fd: int, name: str) -> bytes | None:
     head = os.pread(fd, top, 0)
     count = head[len(PACK_MAGIC):top - 1]
     if (len(head) != top or not head.startswith(PACK_MAGIC) or not count.isdigit()
-            or head[-1:] != b"\n" or int(count) > MAX_PACK_ENTRIES):
+            or head[-1:] != b"\n" or top + _ROW * int(count) > info.st_size):
         return None
     rows = os.pread(fd, _ROW * int(count), top)
     at = rows.find(name.encode() + b" ")

@@ -128,6 +128,13 @@ def _far_offset(p: Path, other: Path) -> None:
     p.write_bytes(data[:start] + b"999999999999" + data[start + 12:])
 
 
+def _huge_count(p: Path, other: Path) -> None:
+    data = parse_cache.pack([(p.name, entry_blob(p))])
+    at = len(parse_cache.PACK_MAGIC)
+    p.unlink()
+    p.write_bytes(data[:at] + b"99999999" + data[at + 8:])  # rows past the end: not read
+
+
 DAMAGE = {
     "truncated": lambda p, other: own_pack(p, entry_blob(p)[:-20]),
     "flipped byte": lambda p, other: own_pack(p, entry_blob(p).replace(b"Intro", b"Intrx")),
@@ -136,6 +143,7 @@ DAMAGE = {
     "another file's entry": lambda p, other: own_pack(p, entry_blob(other)),
     "a pack without it": lambda p, other: own_pack(p, entry_blob(other), other.name),
     "offset past the end": _far_offset,
+    "row count past the end": _huge_count,
     "empty": lambda p, other: (p.unlink(), p.write_bytes(b"")),
     "symlink": lambda p, other: (p.unlink(), os.symlink(other, p)),
     "folder": lambda p, other: (p.unlink(), p.mkdir()),
