@@ -59,8 +59,9 @@ def carry_raw(live: Path, staging: Path, files: list[tuple[str, str]],
         else:
             deep.append((path, digest))
     for path in written:
-        if path.count("/") < MAX_TREE_DEPTH:
-            _place(tree, path, None)
+        if path.count("/") >= MAX_TREE_DEPTH:  # mark the folder it is in at the limit ("":
+            path = "/".join(path.split("/")[:MAX_TREE_DEPTH]) + "/"  # no file has that name)
+        _place(tree, path, None)
     try:
         live_fd = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:

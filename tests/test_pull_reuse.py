@@ -118,3 +118,22 @@ def test_a_damaged_or_planted_spare_file_is_copied_from_the_live_cache(env: Path
         cache_files(fresh / KEY))
     assert run_cli("resolve", KEY, "guide", "--budget", "500", "--root",
                    str(root)).returncode == 0
+
+
+def test_files_deeper_than_the_moved_tree_are_copied(tmp_path: Path) -> None:
+    """Folders nested deeper than ``raw_files.MAX_TREE_DEPTH`` are copied by path; a folder
+    holding a deep changed file is never moved whole."""
+    from conftest import build
+
+    deep = "/".join(["d"] * 40)
+    docs = write_tree(tmp_path / "docs", {f"{deep}/a.md": "# A\n\none\n",
+                                          f"{deep}/b.md": "# B\n\none\n", "top.md": "# T\n"})
+    root = tmp_path / "root"
+    build(docs, root, name="work")
+    for text in ("two", "three"):
+        write_tree(docs, {f"{deep}/a.md": f"# A\n\n{text}\n"})
+        assert build(docs, root, name="work").written
+    build(docs, tmp_path / "fresh", name="work", full=True)
+    assert without_indexed_at(cache_files(root / KEY)) == without_indexed_at(
+        cache_files(tmp_path / "fresh" / KEY))
+    assert all(links == 1 for _, links in inodes(root / KEY).values())
