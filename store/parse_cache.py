@@ -64,6 +64,7 @@ _ROW = 64 + 1 + 12 + 1 + 12 + 1  # "<name> <offset> <length>\n"
 FOLDER = "parsed"
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _KINDS = frozenset({"heading", "root", "part"})
+_MAX_COUNT = 1 << 31  # counts and offsets (a file is at most 1 GiB)
 _LIBRARIES = ("markdown_it", "docutils", "Stemmer")
 
 
@@ -299,46 +300,36 @@ def decode(blob: bytes, name: str, path: str, raw: bytes) -> ParsedFile | None:
     return ParsedFile(path=path, raw=raw, sections=sections, note=fields["note"])
 
 
-def _int(value: Any, limit: int = 1 << 40) -> int:
-    if type(value) is not int or not 0 <= value < limit:
-        raise ValueError("not a count")
-    return value
-
-
-def _str(value: Any) -> str:
-    if type(value) is not str:
-        raise ValueError("not a string")
-    return value
-
-
 def _section(path: str, raw: bytes, n: int, item: Any) -> ParsedSection:
-    """One section of an entry, every field checked; ValueError otherwise."""
+    """One section of an entry, every field checked (in bulk where a file has thousands
+    of values: this runs per section of every file a build takes from the cache);
+    ValueError otherwise."""
     if type(item) is not list or len(item) != 15:
         raise ValueError("not a section")
     (kind, title, depth, offset, length, lines, version, tokens, summary, keywords, dedup,
      parent, terms, words, lens) = item
-    offset, length = _int(offset), _int(length)
-    if kind not in _KINDS or offset + length > len(raw):
-        raise ValueError("bad kind or range")
-    if _str(version) != "sha256:" + hashlib.sha256(raw[offset:offset + length]).hexdigest():
-        raise ValueError("bytes changed")
-    if parent is not None and _int(parent) >= n:
-        raise ValueError("bad parent")
-    if type(keywords) is not list or type(terms) is not dict or type(lens) is not list:
-        raise ValueError("bad containers")
-    for keyword in keywords:
-        _str(keyword)
-    values = terms.values()  # thousands per file: checked in bulk
+    if type(lens) is not list or len(lens) != 3:
+        raise ValueError("bad lens")
+    counts = (depth, offset, length, lines, tokens, words, *lens)
+    if (kind not in _KINDS or set(map(type, counts)) != {int} or min(counts) < 0
+            or max(counts) >= _MAX_COUNT or offset + length > len(raw)
+            or type(title) is not str or type(summary) is not str or type(dedup) is not str
+            or type(version) is not str or type(keywords) is not list
+            or type(terms) is not dict
+            or (parent is not None and (type(parent) is not int or not 0 <= parent < n))
+            or (keywords and set(map(type, keywords)) != {str})):
+        raise ValueError("bad section")
+    values = terms.values()
     if values and (set(map(type, values)) != {int} or min(values) < 0
                    or max(values) >= 1 << 32):
         raise ValueError("bad terms")
-    if len(lens) != 3:
-        raise ValueError("bad lens")
+    if version != "sha256:" + hashlib.sha256(raw[offset:offset + length]).hexdigest():
+        raise ValueError("bytes changed")
     return ParsedSection(
-        file=path, kind=kind, title=_str(title), depth=_int(depth), byte_offset=offset,
-        byte_length=length, line_count=_int(lines), version=version, tokens=_int(tokens),
-        summary=_str(summary), keywords=keywords, dedup_hash=_str(dedup), parent_index=parent,
-        terms=terms, total_words=_int(words), lens=(_int(lens[0]), _int(lens[1]), _int(lens[2])),
+        file=path, kind=kind, title=title, depth=depth, byte_offset=offset,
+        byte_length=length, line_count=lines, version=version, tokens=tokens,
+        summary=summary, keywords=keywords, dedup_hash=dedup, parent_index=parent,
+        terms=terms, total_words=words, lens=(lens[0], lens[1], lens[2]),
     )
 
 
