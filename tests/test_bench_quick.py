@@ -111,9 +111,10 @@ def test_results_json(quick_report: Path) -> None:
     build = results["build"]["corpora"]
     assert {"fastapi-docs", "flask-docs", "fastapi-x5"} <= set(build)
     for corpus in build.values():
-        for kind in ("full", "nochange", "onechange"):
+        for kind in ("full", "nochange", "onechange", "secondname"):
             assert corpus[kind]["wall_s"]["median"] > 0
             assert corpus[kind]["peak_rss_mb"]["median"] > 5
+        assert corpus["ratios"]["secondname_vs_full"]["median"] > 0
     for corpus in results["resolve"]["corpora"].values():
         # Warm calls were warm: one cache load for all of them (a count; timings are only
         # checked to be positive, since load beside the run can stretch any of them).
