@@ -381,15 +381,15 @@ class IndexStore:
             if old is None or not _same_generation(old.header, header):
                 commit_mod.commit(staging, self.cache_dir(key))
                 report.written = True
-            if plan.jobs:
-                from .parse_cache import trim
-
-                trim(self.root)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         finally:
             parsed.close()
+        if plan.jobs:  # the parse cache grew: keep it under its cap
+            from .parse_cache import trim
+
+            trim(self.root)
         return report
 
     def _write_generation(

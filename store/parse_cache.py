@@ -343,29 +343,36 @@ def trim(root: Path) -> None:
     except OSError:
         return
     try:
-        packs: dict[int, tuple[int, int, list[str]]] = {}  # inode: (mtime, size, names)
-        with os.scandir(fd) as found:
-            for entry in found:
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if not stat.S_ISREG(info.st_mode):
-                    remove_below(fd, entry.name)
-                    continue
-                packs.setdefault(info.st_ino, (info.st_mtime_ns, info.st_size, []))[2].append(
-                    entry.name)
-        total = sum(size for _, size, _ in packs.values())
-        if total <= cap:
-            return
-        for _, size, names in sorted(packs.values()):
-            if total <= cap * 3 // 4:
-                break
-            for name in names:
-                try:
-                    os.unlink(name, dir_fd=fd)
-                except OSError:
-                    pass
-            total -= size
+        _trim(fd, cap)
+    except OSError:  # a folder that cannot be listed: the next build tries again
+        pass
     finally:
         os.close(fd)
+
+
+def _trim(fd: int, cap: int) -> None:
+    """The trim of the folder open as ``fd`` (``trim``)."""
+    packs: dict[int, tuple[int, int, list[str]]] = {}  # inode: (mtime, size, names)
+    with os.scandir(fd) as found:
+        for entry in found:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                remove_below(fd, entry.name)
+                continue
+            packs.setdefault(info.st_ino, (info.st_mtime_ns, info.st_size, []))[2].append(
+                entry.name)
+    total = sum(size for _, size, _ in packs.values())
+    if total <= cap:
+        return
+    for _, size, names in sorted(packs.values()):
+        if total <= cap * 3 // 4:
+            break
+        for name in names:
+            try:
+                os.unlink(name, dir_fd=fd)
+            except OSError:
+                pass
+        total -= size
