@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import cache_files, run_cli, store_leftovers, without_indexed_at, write_tree
 
-KEY = "local-work"
+KEY = "work"  # --name names the cache exactly
 PAGES = {f"docs/{area}/page-{i}.md": f"# Page {area} {i}\n\nText about {area} number {i}.\n"
          for area in ("guide", "api", "howto") for i in range(4)}
 
