@@ -123,7 +123,7 @@ def test_a_damaged_or_planted_spare_file_is_copied_from_the_live_cache(env: Path
 def test_files_deeper_than_the_moved_tree_are_copied(tmp_path: Path) -> None:
     """Folders nested deeper than ``raw_files.MAX_TREE_DEPTH`` are copied by path; a folder
     holding a deep changed file is never moved whole."""
-    from conftest import build
+    from conftest import build  # caches local-<name>
 
     deep = "/".join(["d"] * 40)
     docs = write_tree(tmp_path / "docs", {f"{deep}/a.md": "# A\n\none\n",
@@ -134,6 +134,6 @@ def test_files_deeper_than_the_moved_tree_are_copied(tmp_path: Path) -> None:
         write_tree(docs, {f"{deep}/a.md": f"# A\n\n{text}\n"})
         assert build(docs, root, name="work").written
     build(docs, tmp_path / "fresh", name="work", full=True)
-    assert without_indexed_at(cache_files(root / KEY)) == without_indexed_at(
-        cache_files(tmp_path / "fresh" / KEY))
-    assert all(links == 1 for _, links in inodes(root / KEY).values())
+    assert without_indexed_at(cache_files(root / "local-work")) == without_indexed_at(
+        cache_files(tmp_path / "fresh" / "local-work"))
+    assert all(links == 1 for _, links in inodes(root / "local-work").values())
