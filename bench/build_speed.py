@@ -67,7 +67,7 @@ def measure_corpus(corpus: Corpus, roots: Path, repeats: int,
         runs["onechange"].append(run_measured(argv, sample_tree=True))
         runs["secondname"].append(run_measured([*argv, "--name", SECOND_NAME],
                                                sample_tree=True))
-        shutil.rmtree(root / f"local-{SECOND_NAME}")
+        shutil.rmtree(root / SECOND_NAME)  # --name is the exact name
         if not last:
             shutil.rmtree(root)
         print(f"  build {corpus.name} rep {rep + 1}/{repeats}: "
