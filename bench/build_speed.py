@@ -67,7 +67,7 @@ def measure_corpus(corpus: Corpus, roots: Path, repeats: int,
         runs["onechange"].append(run_measured(argv, sample_tree=True))
         runs["secondname"].append(run_measured([*argv, "--name", SECOND_NAME],
                                                sample_tree=True))
-        shutil.rmtree(root / f"local-{SECOND_NAME}")
+        shutil.rmtree(root / SECOND_NAME)  # --name is the exact name
         if not last:
             shutil.rmtree(root)
         print(f"  build {corpus.name} rep {rep + 1}/{repeats}: "
@@ -122,7 +122,7 @@ def _reported_s(run: ProcessRun) -> float | None:
 
 STARTUP_PROBES = {
     "python": "pass",
-    "import_build": "import doc_index.cli, doc_index.build",
+    "import_build": "import doc_index.cli, doc_index.build_command",
     "import_resolve": ("import doc_index.server.context_cli, doc_index.server.tools, "
                        "doc_index.server.native_cache, doc_index.server.native_selection"),
     "import_mcp_sdk": ("import anyio, doc_index.server.mcp_server, "

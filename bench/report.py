@@ -177,6 +177,14 @@ def targets(results: dict[str, Any]) -> list[Target]:
         else:
             out.append(Target("tokens", f"worst under-count per section vs {tokenizer}",
                               "n/a", ">= -25 %", "not run"))
+    answers = _get(results, "answers", "budgets") or {}
+    for tokenizer in ("cl100k_base", "o200k_base"):
+        worst = [b[tokenizer]["max"] for b in answers.values()]
+        out.append(Target(
+            "tokens", f"largest whole answer / budget vs {tokenizer}",
+            f"{max(worst):.3f}" if worst else "n/a", "<= 1.0",
+            ("PASS" if max(worst) <= 1.0 else "MISS") if worst else "not run",
+            "dev questions, budgets " + "/".join(answers) if worst else ""))
     for t in _get(results, "quality", "targets") or []:  # issue 14's bars, bench/quality.py
         out.append(Target("quality", f"{t['group']} {t['measure']}", f"{t['value']:.3f}",
                           t["target"], "PASS" if t["met"] else "MISS", "same run"))
@@ -593,7 +601,7 @@ def _ratio(a: float, b: float) -> str:
 def _tokens(results: dict[str, Any]) -> str:
     tok = results.get("tokens")
     if tok is None:
-        return _not_run(results, "tokens") or ""
+        return (_not_run(results, "tokens") or "") + "\n\n" + _answers(results)
     parts = [
         "Every section of the fastapi-docs and flask-docs caches (the bytes `resolve` "
         "returns, with the `tokens` stored at build time) and the synthetic texts of "
@@ -623,6 +631,27 @@ def _tokens(results: dict[str, Any]) -> str:
     img = results.get("plots", {}).get("tokens")
     if img:
         parts.append(f"![token estimate against real BPE counts]({img})")
+    parts.append(_answers(results))
+    return "\n\n".join(parts)
+
+
+def _answers(results: dict[str, Any]) -> str:
+    ans = results.get("answers")
+    if ans is None:
+        return "Whole answers: " + (_not_run(results, "answers") or "")
+    parts = [
+        f"**Whole answers** (`bench/answer_tokens.py`): the {ans['questions']} dev questions "
+        "answered through `tools.resolve` (the bytes the CLI prints and MCP sends: documents "
+        "with metadata and provenance, the selection object) at each budget, counted with "
+        "the real tokenizers; answer tokens / budget. Target: max <= 1.0."]
+    rows = []
+    for budget, entry in ans["budgets"].items():
+        for tokenizer in ("cl100k_base", "o200k_base"):
+            t = entry[tokenizer]
+            rows.append((budget, tokenizer, f"{t['max']:.3f}", f"{t['mean']:.3f}",
+                         str(t["over"]), str(entry["documents"]), str(entry["excerpts"])))
+    parts.append(table(("budget", "tokenizer", "max", "mean", "over budget", "documents",
+                        "excerpts"), rows, "rlrrrrr"))
     return "\n\n".join(parts)
 
 

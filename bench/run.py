@@ -18,7 +18,9 @@ Stages, in order (``--skip STAGE`` leaves one out, its report section says so):
    leave-one-corpus-out, against plain BM25 and the v0 formula (:mod:`bench.quality`,
    :mod:`bench.loco`; ``--quick``: no fresh-2, a one-round LOCO);
 5. ``tokens``: the stored token estimate of every section against cl100k and o200k
-   (:mod:`bench.token_accuracy`), with ``ceil(bytes/4)`` as the baseline.
+   (:mod:`bench.token_accuracy`), with ``ceil(bytes/4)`` as the baseline;
+6. ``answers``: whole resolve answers of the dev questions at budgets 500/2000/8000 in
+   cl100k and o200k tokens, as a fraction of the budget (:mod:`bench.answer_tokens`).
 
 Corpus copies and cache roots go under ``--work`` (default ``bench/work/full`` or
 ``<out>/work`` for ``--quick``; ``bench/work/`` is gitignored). The raw numbers are
@@ -44,7 +46,7 @@ from . import build_speed, corpora, mcp_latency, resolve_speed
 from .corpora import REPO, SHARED_CORPORA, WORK, Corpus
 from .stats import Summary
 
-STAGES = ("build", "stages", "git", "resolve", "serve", "quality", "tokens")
+STAGES = ("build", "stages", "git", "resolve", "serve", "quality", "tokens", "answers")
 
 
 @dataclass(frozen=True)
@@ -288,6 +290,14 @@ def stage_tokens(work: Path) -> dict[str, Any]:
     return out
 
 
+def stage_answers(work: Path, queries: Path) -> dict[str, Any]:
+    from . import answer_tokens
+
+    _log("answers: whole answers vs budget in cl100k/o200k tokens")
+    caches = {name: work / "root" / f"local-{name}" for name in ("fastapi-docs", "flask-docs")}
+    return answer_tokens.run(SHARED_CORPORA, queries, work=work / "answers-root", caches=caches)
+
+
 # --- main --------------------------------------------------------------------------
 
 
@@ -333,6 +343,8 @@ def run(cfg: Config, out: Path, work: Path, skip: set[str], queries: Path) -> di
             results["quality"] = stage_quality(cfg, work, queries)
         elif stage == "tokens":
             results["tokens"] = stage_tokens(work)
+        elif stage == "answers":
+            results["answers"] = stage_answers(work, queries)
         results["timings_s"][stage] = round(time.perf_counter() - t0, 1)
         _log(f"  {stage} done in {results['timings_s'][stage]:.1f} s")
     results["load"] = load.finish()

@@ -153,11 +153,11 @@ def prepare_caches(root: Path, source: Path, base: str, count: int) -> list[str]
     names = []
     for i in range(1, count + 1):
         name = f"{base}-{i}"
-        if not (root / f"local-{name}" / "manifest.json").is_file():
+        if not (root / name / "manifest.json").is_file():  # --name is the exact name
             subprocess.run([*tool_argv("doc-index", "doc_index.cli"), "build", str(source),
                             "--root", str(root), "--name", name], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        names.append(f"local-{name}")
+        names.append(name)
     return names
 
 

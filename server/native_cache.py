@@ -31,6 +31,8 @@ from .cache_files import open_regular, read_regular, swapped
 from .section_table import SectionTable, SectionTableBuilder
 from .strict_json import parse_json_object_streaming
 
+_CHUNK = 1 << 20  # bytes per read when counting lines
+
 
 @dataclass
 class NativeCache:
@@ -60,11 +62,10 @@ class NativeCache:
         except OSError:
             pass
 
-    def section_text(self, i: int) -> str:
-        """The text of section ``i``, checked against its version."""
-        section = self.sections[i]
+    def _open_raw(self, file: str) -> int:
+        """A descriptor on the raw file ``file`` (the caller closes it)."""
         try:
-            fd = open_regular(self.dir_fd, section["file"])
+            return open_regular(self.dir_fd, file)
         except FileNotFoundError:
             # Gone from the generation we hold: a rebuild swapped it, or the cache is damaged.
             if self.replaced():
@@ -74,6 +75,31 @@ class NativeCache:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                 raise ContextError("cache_invalid", "raw file is a symlink") from None
             raise
+
+    def newlines(self, i: int, start: int, end: int) -> int:
+        """The newlines in bytes ``start`` to ``end`` of section ``i``'s raw file (read in
+        bounded chunks; provenance counts lines with it)."""
+        fd = self._open_raw(self.sections.files[i])
+        try:
+            if end > os.fstat(fd).st_size:
+                raise ContextError("cache_invalid", "section beyond the end of its raw file")
+            count = 0
+            while start < end:
+                chunk = os.pread(fd, min(_CHUNK, end - start), start)
+                if not chunk:  # the file shrank under us: a rebuild, or damage
+                    if self.replaced():
+                        raise CacheReplaced
+                    raise ContextError("cache_invalid", "raw file shorter than its sections")
+                count += chunk.count(b"\n")
+                start += len(chunk)
+            return count
+        finally:
+            os.close(fd)
+
+    def section_text(self, i: int) -> str:
+        """The text of section ``i``, checked against its version."""
+        section = self.sections[i]
+        fd = self._open_raw(section["file"])
         end = section["byte_offset"] + section["byte_length"]
         try:
             # A section past the end of its file is damage: never size a read from it.

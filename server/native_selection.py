@@ -48,7 +48,8 @@ Principles (each one a class of questions, none a single question; measured with
    only ranks it, never selects it), scoring at least 0.25 x the best (a relative floor,
    so weak matches never fill the budget), and not an exact duplicate (same version) of
    a better-ranked section. Scores are scaled to [0, 1] by the best; the order is score
-   descending, then id ascending; the budget is filled greedily, skipping what does not fit.
+   descending, then id ascending; ``server.packing`` fills the budget from that order
+   (whole sections, else the best-matching excerpt, never one-line stubs).
 8. Determinism: IEEE basic operations and ``detmath.ln`` only, every sum taken in query
    order by plain ``+`` (never the built-in ``sum`` of floats, compensated since Python
    3.12), so equal cache bytes and arguments give equal output bytes on any machine.
@@ -92,6 +93,7 @@ from ..indexer.analysis import (
 )
 from . import detmath
 from .native_cache import NativeCache
+from .packing import Packer
 from .query_limits import check_query_length, why_terms
 from .semantic import related_terms
 
@@ -446,46 +448,20 @@ def rank(cache: NativeCache, query: str,
     return rank_concepts(cache, _concepts(query, cache, params), params)
 
 
-def _term_matches(postings: list[_Term], d: int) -> int:
-    """Occurrences of the query terms in the body of section ``d``."""
-    return sum(term.lookup(d) & 0xFFFF for term in postings)
-
-
 def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS) -> dict[str, Any]:
-    """The SelectionResult for ``query`` within ``budget`` tokens."""
+    """The SelectionResult for ``query`` within ``budget`` tokens: the ranking, packed by
+    ``server.packing`` (whole sections, excerpts, provenance)."""
     concepts = _concepts(query, cache, params)
     terms = _flat(concepts)
     ranked = rank_concepts(cache, concepts, params)
-    sections = cache.sections
     postings = [_Term(cache, t) for t in terms] if ranked else []
-    shown = why_terms(terms)
-    documents = []
-    used = 0
-    excluded = 0
+
+    def whole_why(d: int) -> tuple[list[str], int]:
+        """The query terms in section ``d``'s text and their occurrences there."""
+        found = [(term, p.lookup(d) & 0xFFFF) for term, p in zip(terms, postings)]
+        return why_terms([t for t, n in found if n]), sum(n for _, n in found)
+
+    packer = Packer(cache, query, budget, terms, whole_why, params.empty_terms)
     for score, section_id, d in ranked:
-        section = sections[d]
-        tokens = section["tokens"]
-        if used + tokens > budget:
-            excluded += 1
-            continue
-        used += tokens
-        documents.append({
-            "id": section_id,
-            "version": section["version"],
-            "content": cache.section_text(d),
-            "score": score,
-            "tokens": tokens,
-            "why": {"query_terms": shown, "term_matches": _term_matches(postings, d),
-                    "total_words": cache.index.words[d]},
-        })
-    return {
-        "documents": documents,
-        "selection": {
-            "query": query,
-            "budget": budget,
-            "tokens_used": used,
-            "documents_considered": cache.document_count,
-            "documents_selected": len(documents),
-            "documents_excluded_by_budget": excluded,
-        },
-    }
+        packer.offer(score, section_id, d)
+    return packer.answer()

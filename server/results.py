@@ -34,16 +34,44 @@ class Why(TypedDict):
     total_words: int
 
 
-class Document(TypedDict):
-    """A selected section: ``score`` is a float (an ``F32`` for a Context Engine v0 cache,
-    printed the reference's way)."""
+class Excerpt(TypedDict):
+    """The part of a section a document holds: its lines in the raw file and the whole
+    section's ``tokens``."""
 
+    lines: list[int]
+    of_tokens: int
+
+
+class _Source(TypedDict):
+    file: str
+    title: str
+    path: list[str]
+    lines: list[int]
+
+
+class Source(_Source, total=False):
+    """Where a native document comes from (``server.provenance``): raw file, heading,
+    heading path (ancestors, then the heading), first and last line; ``excerpt`` when the
+    document holds part of the section (``server.packing``)."""
+
+    excerpt: Excerpt
+
+
+class _Document(TypedDict):
     id: str
     version: str
     content: str
     score: float
     tokens: int
     why: Why
+
+
+class Document(_Document, total=False):
+    """A selected section: ``score`` is a float (an ``F32`` for a Context Engine v0 cache,
+    printed the reference's way). ``source``, after the spec's fields, only on a native
+    cache (the spec allows optional provenance)."""
+
+    source: Source
 
 
 class Selection(TypedDict):

@@ -49,7 +49,7 @@ def bad_tree(source: Path, outside: Path) -> dict[str, str]:
     """Write the hostile source tree; returns {path: expected skip reason (prefix)}."""
     write_tree(outside, {"secret.md": f"# Secret\n\n{SECRET}\n", "sub/more.md": f"{SECRET}\n"})
     write_tree(source, {
-        "good.md": "# Good\n\nThe zebra retry text.\n",
+        "good.md": "# Good\n\nThe zebra retry text, more than a one-line stub.\n",
         "with space.md": "# Space\n\nzebra spaced name\n",
         "new\nline.md": "# Newline\n\nzebra newline name\n",
         "héllo wörld.md": "# Unicode name\n\nzebra unicode\n",

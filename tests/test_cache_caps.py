@@ -37,8 +37,13 @@ def _run_capped(*args: str) -> subprocess.CompletedProcess[bytes]:
                           preexec_fn=cap, timeout=SAFETY_TIMEOUT)
 
 
+# More than a heading and a few words: a one-line stub is never in an answer
+# (server.packing).
+DOC = "# title\n\nsome text under the title, with several words of prose\n"
+
+
 def _bombed_cache(tmp_path: Path) -> tuple[Path, Path]:
-    src = write_tree(tmp_path / "s", {"a.md": "# title\n\nsome text\n"})
+    src = write_tree(tmp_path / "s", {"a.md": DOC})
     root = tmp_path / "root"
     assert _run_capped("build", str(src), "--root", str(root), "--name", "local-s").returncode == 0
     with open(root / "local-s" / "search.idx", "r+b") as fh:
@@ -67,7 +72,7 @@ def test_a_build_whose_search_index_would_exceed_its_cap_fails_and_keeps_the_liv
 ) -> None:
     from doc_index import cli
 
-    src = write_tree(tmp_path / "src", {"a.md": "# title\n\nsome text\n"})
+    src = write_tree(tmp_path / "src", {"a.md": DOC})
     root = tmp_path / "root"
     argv = ["build", str(src), "--root", str(root), "--name", "local-p"]
     assert cli.main(argv) == 0
@@ -134,7 +139,7 @@ def test_v0_documents_over_their_total_cap_are_invalid_without_reading_past_it(
 
 def _nested_sidecar_cache(tmp_path: Path) -> tuple[Path, Path]:
     """A built cache whose search.idx is a deeply nested JSON header with a correct trailer."""
-    src = write_tree(tmp_path / "s", {"a.md": "# title\n\nsome text\n"})
+    src = write_tree(tmp_path / "s", {"a.md": DOC})
     root = tmp_path / "root"
     assert run_cli("build", str(src), "--root", str(root), "--name", "local-s").returncode == 0
     body = search_index.MAGIC + b"[" * 100_000 + b"]" * 100_000 + b"\n"

@@ -30,8 +30,9 @@ from doc_index.errors import ContextError
 KEY = "local-src"
 QUERY = "retry timeout"
 TREE = {
-    "docs/retry.md": "# Retry\n\nHow to retry after a timeout.\n\n## Backoff\n\nRetry backoff "
-                     "doubles the timeout.\n",
+    # More than a heading and a few words: a one-line stub is never read (server.packing).
+    "docs/retry.md": "# Retry\n\nHow to retry a request after a timeout, with a pause.\n\n"
+                     "## Backoff\n\nRetry backoff doubles the timeout after each failed try.\n",
     "docs/other.md": "# Other\n\nNothing about that here, only zebras.\n",
     "guide/setup.rst": "Setup\n=====\n\nSet the retry timeout in the config.\n",
 }
@@ -267,7 +268,8 @@ def test_damage_cli_and_repairing_rebuild(
     damage, valid, code = next((d, v, c) for n, d, v, c in DAMAGES if n == name)
     cache = damaged_root / KEY
     damage(cache)
-    proc = run_cli("resolve", "--cache", str(cache), "--query", QUERY, "--budget", "100",
+    # (a budget that holds a document: the whole answer is charged, server.packing)
+    proc = run_cli("resolve", "--cache", str(cache), "--query", QUERY, "--budget", "1000",
                    module="doc_index.server.context_cli")
     _assert_error_line(proc, code)
     proc = run_cli("resolve", KEY, QUERY, "--root", str(damaged_root))

@@ -55,9 +55,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def make_world(base: Path) -> tuple[Path, Path]:
     """(root, outside): a root with a good cache and hostile entries; a secret outside."""
-    src = write_tree(base / "src", {"a.md": "# Alpha\n\nzebra text\n",
+    # More than a heading and a few words: a one-line stub is never read (server.packing).
+    words = "text with several words, not a stub"
+    src = write_tree(base / "src", {"a.md": f"# Alpha\n\nzebra {words}\n",
                                     "b.md": "# Beta\n\nmore zebra\n"})
-    secret_src = write_tree(base / "secret-src", {"a.md": f"# Alpha\n\nzebra {SECRET}\n"})
+    secret_src = write_tree(base / "secret-src",
+                            {"a.md": f"# Alpha\n\nzebra {SECRET} {words}\n"})
     root = base / "root"
     outside = base / "outside"
     build(src, root, name="src")

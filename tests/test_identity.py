@@ -21,7 +21,10 @@ from freezegun import freeze_time
 import doc_index
 from doc_index import listing
 
-DOC = {"guide.md": "# Guide\n\nHow to retry a request after a timeout.\n"}
+# More than a heading and a few words: a one-line stub is never in an answer
+# (server.packing).
+DOC = {"guide.md": "# Guide\n\nHow to retry a request after a timeout, with a pause between "
+                   "tries.\n"}
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -265,9 +268,9 @@ def test_list_and_inspect_for_people(env: Path) -> None:
         ["NAME", "SOURCE", "REF", "COMMIT", "SECTIONS", "TOKENS", "SIZE", "AGE"],
         ["empty", "invalid: the manifest is missing, unreadable or damaged", "-", "-", "-", "-",
          "-", "-"],
-        ["local-alpha-docs", f"directory {a.resolve()}", "-", "-", "1", "14",
+        ["local-alpha-docs", f"directory {a.resolve()}", "-", "-", "1", "20",
          listing.size_text(caches[1].total_bytes), "3 h ago"],
-        ["pallets-flask@main", f"git {bare.as_uri()}", "main", commit[:7], "1", "14",
+        ["pallets-flask@main", f"git {bare.as_uri()}", "main", commit[:7], "1", "20",
          listing.size_text(caches[2].total_bytes), "3 h ago"],
     ]
     details = listing.details_text(doc_index.describe("pallets-flask@main", root=root), NOON)
@@ -280,7 +283,7 @@ def test_list_and_inspect_for_people(env: Path) -> None:
         f"commit:        {commit}\n"
         "repo:          pallets/flask\n"
         "sections:      1\n"
-        "tokens:        14\n"
+        "tokens:        20\n"
         f"size:          {listing.size_text(caches[2].total_bytes)} "
         f"({caches[2].total_bytes:,} bytes)\n"
         "indexed at:    2026-01-01T09:00:00.000000 UTC (3 h ago)\n"
@@ -313,7 +316,7 @@ def test_list_and_inspect_json_for_scripts(env: Path) -> None:
     assert first["format"] == "doc-index" and first["valid"] is True
     assert first["source"] == {"kind": "directory", "location": str(a.resolve()), "ref": None,
                                "commit": None}
-    assert (first["sections"], first["tokens"], first["commit"]) == (1, 14, None)
+    assert (first["sections"], first["tokens"], first["commit"]) == (1, 20, None)
     assert listed[1]["format"] == "context-engine-v0" and listed[1]["tokens"] is None
     done = run_cli("inspect", "local-alpha-docs", "--root", str(root), "--json")
     assert done.returncode == 0 and json.loads(done.stdout) == first

@@ -204,9 +204,10 @@ def _distinct_words_query(prefix: str) -> str:
 
 
 def test_a_4_kb_query_answers_within_a_bound_of_the_budget_native(tmp_path: Path) -> None:
-    """3,000 small sections that each hold one word of the query: 180 of them fit in 2,000
-    tokens, and each names at most WHY_MAX_TERMS query terms (it was every one of the
-    query's 935 terms: 1.4 MB)."""
+    """3,000 small sections that each hold one word of the query. Each document names at
+    most WHY_MAX_TERMS query terms (it was every one of the query's 935 terms: 1.4 MB for
+    180 sections); now it names the ones it holds, and the whole answer, the echoed 4 KB
+    query included, is charged against the budget (server.packing)."""
     text = "".join(f"# Topic {i}\n\nalpha{i} beta{i} shared\n\n" for i in range(3000))
     src = write_tree(tmp_path / "src", {"a.md": text})
     root = tmp_path / "root"
@@ -214,9 +215,9 @@ def test_a_4_kb_query_answers_within_a_bound_of_the_budget_native(tmp_path: Path
     budget = 2000
     answer = tools.resolve(root / "local-m", _distinct_words_query("alpha"), budget)
     result = json.loads(answer)
-    assert result["selection"]["documents_selected"] > 100
+    assert result["selection"]["documents_selected"] > 0
     for doc in result["documents"]:
-        assert len(doc["why"]["query_terms"]) == WHY_MAX_TERMS
+        assert 0 < len(doc["why"]["query_terms"]) <= WHY_MAX_TERMS
     assert len(answer.encode()) <= 64 * budget + 2 * MAX_QUERY_BYTES
 
 

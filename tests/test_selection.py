@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 from conftest import build, write_tree
-from doc_index.indexer.analysis import WORD, query_concepts
+from doc_index.indexer.analysis import WORD, query_concepts, term_counts
 from doc_index.server import detmath
 from doc_index.server.jsonout import dumps
 from doc_index.server.native_cache import NativeCache, load_native_cache
 from doc_index.server.native_selection import PARAMS, analyze_query, rank, select
+from doc_index.server.packing import doc_charge, frame_charge
 
 from doc_index.errors import ContextError
 
@@ -53,10 +54,10 @@ DOCS = {
     "empty.md": "# Background\n\n## Tasks\n",
     "copy-a.md": "# Shared Notes\n\nIdentical note about caching responses.\n",
     "copy-b.md": "# Shared Notes\n\nIdentical note about caching responses.\n",
-    "tie-a.md": "# Tie Alpha\n\nzebra kiwi plum\n",
-    "tie-b.md": "# Tie Bravo\n\nzebra kiwi pear\n",
+    "tie-a.md": "# Tie Alpha\n\nzebra kiwi plum fig lime\n",
+    "tie-b.md": "# Tie Bravo\n\nzebra kiwi pear fig lime\n",
     "big.md": "# Giant Section\n\n" + ("gadget overview words " * 400) + "\n",
-    "small.md": "# Tiny Gadget Note\n\ngadget fits here\n",
+    "small.md": "# Tiny Gadget Note\n\nThe gadget fits here, with a short note about its size.\n",
 }
 
 
@@ -143,13 +144,16 @@ def test_order_range_counts_and_why(cache: NativeCache, query: str) -> None:
     terms = analyze_query(query)
     for d in docs:
         why = d["why"]
-        assert why["query_terms"] == terms
+        # The query's terms that occur in the document, and their occurrences there.
+        counts = term_counts(d["content"])
+        assert why["query_terms"] == [t for t in terms if counts.get(t)]
+        assert why["term_matches"] == sum(counts[t] for t in why["query_terms"]) > 0
         i = section_of(cache, d["id"])
         assert d["content"] == cache.section_text(i)
         assert d["version"] == cache.sections[i]["version"]
         assert d["tokens"] == cache.sections[i]["tokens"]
         assert why["total_words"] == len(WORD.findall(d["content"]))
-        assert list(d) == ["id", "version", "content", "score", "tokens", "why"]
+        assert list(d) == ["id", "version", "content", "score", "tokens", "why", "source"]
         assert list(why) == ["query_terms", "term_matches", "total_words"]
 
 
@@ -204,10 +208,11 @@ def test_budget_is_greedy_and_skips_what_does_not_fit(cache: NativeCache) -> Non
     full = select(cache, "gadget", 10_000_000)
     assert ids(full)[:2] == ["small-tiny-gadget-note", "big-giant-section"] or \
         ids(full)[:2] == ["big-giant-section", "small-tiny-gadget-note"]
-    big = next(d for d in full["documents"] if d["id"] == "big-giant-section")
     small = next(d for d in full["documents"] if d["id"] == "small-tiny-gadget-note")
-    budget = small["tokens"] + 1
-    assert big["tokens"] > budget
+    # The whole answer is charged (server.packing): the selection object and each
+    # document's JSON. Room for the small one only; the big one is a single line, so no
+    # excerpt of it can be cut.
+    budget = frame_charge("gadget", 10_000, cache.document_count) + doc_charge(small)
     result = select(cache, "gadget", budget)
     assert ids(result) == ["small-tiny-gadget-note"]
     assert result["selection"]["documents_excluded_by_budget"] == 1

@@ -1,0 +1,333 @@
+"""Filling the token budget of a native answer: the whole answer stays within it.
+
+``select`` ranks the selectable sections; :class:`Packer` takes them in that order and
+decides, for each, whether it goes in whole, as an excerpt, or not at all:
+
+1. Charge: the selection object is charged ``ceil(9/8 x estimate_tokens(its JSON))``
+   with its numbers at their widest (``tokens_used`` = budget, the document counters =
+   ``documents_considered``); each document ``estimate_tokens`` of the exact compact JSON
+   the agent receives (id, version, content with its JSON escapes, score, tokens, why,
+   source) plus ``ceil(tokens / 8)``. Why 1/8 of the content: JSON-escaped section text is
+   under-counted by ``indexer.tokens.estimate_tokens`` by at most about 12 % (cl100k and
+   o200k, every section of more than 200 tokens of the corpora; median +1 %), while the
+   metadata (ids, hashes, numbers, keys) is over-counted (median +8 %, worst -5 %). So the
+   charges of an answer add up to at most the budget, and its real token count stays
+   under it (``bench/answer_tokens.py`` measures it). ``tokens`` and ``tokens_used`` keep
+   their spec meaning (the stored estimate of the content), so ``tokens_used`` < budget.
+2. Whole: a section whose document's charge fits what is left goes in whole.
+3. Excerpt: one that does not fit is cut to the window of its text that fits in half of
+   what is left and holds the most query-term occurrences (ties: the earliest); the
+   next-ranked sections keep the other half, since the best-ranked section is not always
+   the answer (measured at budget 2,000 on the dev, fresh-1 and fresh-2 questions:
+   budget-hit 83 -> 87 of 118; unchanged at 500 and 8,000). The answer's first document
+   may take all that is left when half would not hold content as large as its metadata.
+   Windows are runs of blocks: a block starts at a line that follows a blank line and is
+   not indented, outside fenced code (so a paragraph, a list, an indented or fenced code
+   block stays whole); when no such window fits, of lines that start at the left margin
+   outside fenced code (never mid-line, never inside a code block). An excerpt with no
+   query-term occurrence is not returned, nor, below the answer's first document, one
+   whose content is smaller than its own metadata's charge (crumbs do not earn their
+   tokens; the first document is the best answer there is, at any size). Its document
+   keeps the section's ``id``, ``version`` (an agent fetches the whole section by it) and
+   ``score``; ``content`` is the excerpt, ``tokens`` its estimate and ``why`` counts in
+   it; ``source.lines`` stays the section's range and ``source.excerpt`` = ``{"lines":
+   [first, last], "of_tokens": <the section's tokens>}``.
+4. Not used: a section whose own text is (almost) only its heading (at most
+   ``empty_terms`` terms beyond it, the ranking's "near-empty" rule) never takes budget:
+   a one-line stub tells an agent nothing; nor a table of contents: a section holding a
+   ``toctree`` directive (the index says which) whose text beyond its heading is only
+   ``toctree`` directives (RST or MyST) and list items that are a bare link; the pages it
+   names are sections of their own. Sections under the relevance floor never reach the
+   packer (``rank_concepts``).
+5. Counted: a section that goes in neither whole nor as an excerpt counts in
+   ``documents_excluded_by_budget``, so an answer with no document but a positive count
+   says that sections matched and the budget was too small for them. A budget smaller
+   than the selection object's charge takes no document at all.
+
+Everything is integer arithmetic over the text (``estimate_tokens``), so the same cache
+and arguments give the same bytes anywhere. Speed: a section is read only when the least
+its metadata can cost (from the manifest, remembered per loaded cache) leaves room for it
+whole or for an excerpt, so the long tail of a ranking costs a lookup per section.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from array import array
+from collections.abc import Callable
+from typing import Any
+
+from ..indexer.analysis import WORD, term_counts
+from ..indexer.tokens import estimate_tokens
+from .jsonout import dumps
+from .native_cache import NativeCache
+from .provenance import Lines, heading_path, line_count
+from .query_limits import why_terms
+
+_META_MEMO = "packing-least-metadata"
+MARGIN = (9, 8)  # charge = ceil(estimate x 9 / 8)
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_LINK_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s+\[[^\]]*\]\([^)]*\)")
+_MYST_TOCTREE = re.compile(r"(`{3,}|~{3,})\{toctree\}")
+_TOCTREE_TERM = "toctre"  # what "toctree" indexes as: only sections holding it are read
+_TOC_MEMO = "packing-toctree-sections"
+_RULE_CHARS = frozenset("=-~^*+#\"'`:._")
+
+# No document is charged less than this skeleton's estimate (empty strings and lists).
+MIN_DOCUMENT = estimate_tokens(dumps({
+    "id": "", "version": "", "content": "", "score": 0.0, "tokens": 0,
+    "why": {"query_terms": [], "term_matches": 0, "total_words": 0},
+    "source": {"file": "", "title": "", "path": [], "lines": [1, 1]}}))
+WholeWhy = Callable[[int], tuple[list[str], int]]  # section -> (terms found, occurrences)
+
+
+def charge(text: str) -> int:
+    """What a piece of JSON text is charged against the budget."""
+    num, den = MARGIN
+    return -(-estimate_tokens(text) * num // den)
+
+
+def doc_charge(doc: dict[str, Any]) -> int:
+    """What a document is charged: the estimate of its JSON text, plus 1/8 of its
+    content's ``tokens`` (the estimator's error is the content's, see rule 1)."""
+    num, den = MARGIN
+    return estimate_tokens(dumps(doc)) + -(-doc["tokens"] * (num - den) // den)
+
+
+def frame_charge(query: str, budget: int, considered: int) -> int:
+    """The charge of the answer without documents, its numbers at their widest."""
+    return charge(dumps({"documents": [], "selection": {
+        "query": query, "budget": budget, "tokens_used": budget,
+        "documents_considered": considered, "documents_selected": considered,
+        "documents_excluded_by_budget": considered}}))
+
+
+def block_starts(lines: list[str], fine: bool) -> list[int]:
+    """Where the blocks of ``lines`` start (see rule 3 above): a line at the left margin
+    outside fenced code that follows a blank line (any such line when ``fine``)."""
+    starts = [0]
+    fence = ""
+    for i, line in enumerate(lines):
+        opener = _FENCE.match(line)
+        if fence:
+            if opener and opener.group(1).startswith(fence) and not line[opener.end():].strip():
+                fence = ""
+            continue
+        if i and line.strip() and line[0] not in " \t" and (fine or not lines[i - 1].strip()):
+            starts.append(i)
+        if opener:
+            fence = opener.group(1)
+    return starts
+
+
+def is_navigation(text: str, title: str) -> bool:
+    """True when ``text`` holds nothing beyond its heading (``title`` and RST rules) but
+    ``toctree`` directives (RST, or MyST fenced; options and entries included) and list
+    items that are a bare Markdown link."""
+    fence = ""  # the fence of the MyST toctree we are in
+    in_rst = False
+    for line in text.splitlines():
+        bare = line.strip()
+        if fence:
+            if bare.startswith(fence) and not set(bare) - {fence[0]}:
+                fence = ""
+            continue
+        if in_rst and (not bare or line[0] in " \t"):
+            continue
+        in_rst = bare.startswith(".. toctree::")
+        myst = _MYST_TOCTREE.match(bare)
+        if myst:
+            fence = myst.group(1)
+        if in_rst or myst or not bare or bare == title or _LINK_ITEM.fullmatch(bare):
+            continue
+        if bare.lstrip("#").strip() == title or not set(bare) - _RULE_CHARS:
+            continue  # the heading's Markdown form, an RST under- or overline
+        return False
+    return True
+
+
+class Packer:
+    """Takes the ranked sections of one answer, best first, within ``budget``."""
+
+    def __init__(self, cache: NativeCache, query: str, budget: int, terms: list[str],
+                 whole_why: WholeWhy, empty_terms: int) -> None:
+        self.cache = cache
+        self.terms = terms
+        self.whole_why = whole_why
+        self.empty_terms = empty_terms
+        self.query = query
+        self.budget = budget
+        self.left = budget - frame_charge(query, budget, cache.document_count)
+        self.lines = Lines(cache)
+        self.documents: list[dict[str, Any]] = []
+        self.used = 0
+        self.excluded = 0
+
+    def offer(self, score: float, section_id: str, d: int) -> None:
+        """Add section ``d`` whole, as an excerpt, or count it as excluded by budget."""
+        lens = self.cache.index.lens
+        if lens[2][d] - lens[0][d] <= self.empty_terms:
+            return  # a stub: never worth budget (rule 4)
+        if d in self._toctree_sections() and is_navigation(
+                self.cache.section_text(d), heading_path(self.cache, d)[-1]):
+            return  # a table of contents: never worth budget (rule 4)
+        if self.left < MIN_DOCUMENT:  # no document fits any more: nothing to look at
+            self.excluded += 1
+            return
+        table = self.cache.sections
+        tokens = table.tokens[d]
+        meta = self._least_metadata(d)
+        if meta + tokens > self.left and 2 * meta > self.left:
+            self.excluded += 1
+            return
+        text = self.cache.section_text(d)
+        first = self.lines.first_line(d)
+        path = heading_path(self.cache, d)
+        source = {"file": table.files[d], "title": path[-1], "path": path,
+                  "lines": [first, first + line_count(text) - 1]}
+        shown, matches = self.whole_why(d)
+        doc = _document(section_id, table.versions[d], text, score, tokens, shown, matches,
+                        self.cache.index.words[d], source)
+        cost = doc_charge(doc)
+        if cost > self.left:
+            excerpt = self._excerpt(doc, text, first)
+            if excerpt is None:
+                self.excluded += 1
+                return
+            doc, cost = excerpt
+        self.left -= cost
+        self.used += doc["tokens"]
+        self.documents.append(doc)
+
+    def _toctree_sections(self) -> set[int]:
+        """The sections whose text holds a toctree directive (per loaded cache)."""
+        memo = self.cache.index.memo
+        got = memo.get(_TOC_MEMO)
+        if got is None:
+            got = memo[_TOC_MEMO] = set(self.cache.index.postings(_TOCTREE_TERM)[0])
+        return got
+
+    def _least_metadata(self, d: int) -> int:
+        """What section ``d``'s metadata costs at least (score 0.0, no heading path, the
+        shortest lines), from the manifest alone and remembered per loaded cache (4 bytes a
+        section): a section that can fit neither whole nor as an excerpt is not read."""
+        table = self.cache.sections
+        memo = self.cache.index.memo.get(_META_MEMO)
+        if memo is None:
+            memo = self.cache.index.memo[_META_MEMO] = array("i", [-1]) * len(table)
+        got = memo[d]
+        if got < 0:
+            title = table.titles[d]
+            got = memo[d] = doc_charge(_document(
+                table.ids[d], table.versions[d], "", 0.0, 0, [], 0, 0,
+                {"file": table.files[d], "title": title if isinstance(title, str) else "",
+                 "path": [], "lines": [1, 1]}))
+        return got
+
+    def _excerpt(self, whole: dict[str, Any], text: str,
+                 first: int) -> tuple[dict[str, Any], int] | None:
+        """The best window of ``text`` that fits, as a document, and its charge."""
+        meta = doc_charge(self._excerpt_doc(whole, "", first, first, 0))
+        # Half of what is left: the next-ranked sections keep the other half (the best
+        # section is not always the answer). The answer's first document may take it all
+        # when half would not hold content as large as its metadata (a small budget).
+        cap = self.left // 2
+        if cap - meta < meta and not self.documents:
+            cap = self.left
+        # Below the answer's first document, an excerpt smaller than its own metadata does
+        # not earn its tokens (the first one is the best answer there is: any size).
+        least = meta if self.documents else 1
+        if cap - meta < least:
+            return None
+        lines = text.splitlines(keepends=True)
+        for fine in (False, True):
+            starts = block_starts(lines, fine)
+            found = self._window(whole, lines, starts, first, cap - meta, cap, least)
+            if found is not None:
+                return found
+        return None
+
+    def _window(self, whole: dict[str, Any], lines: list[str], starts: list[int], first: int,
+                room: int, cap: int, least: int) -> tuple[dict[str, Any], int] | None:
+        """The run of blocks (``starts``) whose content's charge fits ``room`` with the most
+        query-term occurrences, as a document charged at most ``cap`` (None if none)."""
+        bounds = [*starts, len(lines)]
+        blocks = ["".join(lines[a:b]) for a, b in zip(bounds, bounds[1:])]
+        costs = [estimate_tokens(json.dumps(b, ensure_ascii=False)[1:-1]) for b in blocks]
+        num, den = MARGIN
+        if -(-min(costs) * num // den) > room:
+            return None  # not one block fits: no need to look at their words
+        wanted = set(self.terms)
+        hits = [sum(n for t, n in term_counts(b).items() if t in wanted) for b in blocks]
+        # The heading is in ``source`` already: its words make no window worth more.
+        in_title = term_counts(whole["source"]["title"])
+        hits[0] = max(hits[0] - sum(n for t, n in in_title.items() if t in wanted), 0)
+        # Per start block, the longest run that fits; the best run has the most hits.
+        best: tuple[int, int, int] | None = None  # (-hits, start, end) of the best window
+        end = 0
+        total = 0
+        for i in range(len(blocks)):
+            if end < i:
+                end, total = i, 0
+            while end < len(blocks) and -(-(total + costs[end]) * num // den) <= room:
+                total += costs[end]
+                end += 1
+            if end > i:
+                key = (-sum(hits[i:end]), i, end)
+                if key[0] < 0 and (best is None or key < best):
+                    best = key
+                total -= costs[i]
+        if best is None:
+            return None
+        _, i, end = best
+        # The blocks' estimates sum close to the window's own: check the real charge and
+        # drop blocks from the end while it does not fit.
+        while sum(hits[i:end]) > 0:
+            a, b = bounds[i], bounds[end]
+            while b - 1 > a and not lines[b - 1].strip():
+                b -= 1  # trailing blank lines carry nothing
+            doc = self._excerpt_doc(whole, "".join(lines[a:b]), first + a, first + b - 1,
+                                    whole["tokens"])
+            cost = doc_charge(doc)
+            if cost <= cap:
+                return (doc, cost) if doc["tokens"] >= least else None
+            end -= 1
+        return None
+
+    def _excerpt_doc(self, whole: dict[str, Any], content: str, first: int, last: int,
+                     of_tokens: int) -> dict[str, Any]:
+        counts = term_counts(content)
+        found = [t for t in dict.fromkeys(self.terms) if counts.get(t)]
+        source = dict(whole["source"])
+        source["excerpt"] = {"lines": [first, last], "of_tokens": of_tokens}
+        return _document(whole["id"], whole["version"], content, whole["score"],
+                         estimate_tokens(content), why_terms(found),
+                         sum(counts[t] for t in found), len(WORD.findall(content)), source)
+
+    def answer(self) -> dict[str, Any]:
+        return {
+            "documents": self.documents,
+            "selection": {
+                "query": self.query,
+                "budget": self.budget,
+                "tokens_used": self.used,
+                "documents_considered": self.cache.document_count,
+                "documents_selected": len(self.documents),
+                "documents_excluded_by_budget": self.excluded,
+            },
+        }
+
+
+def _document(section_id: str, version: str, content: str, score: float, tokens: int,
+              shown: list[str], matches: int, words: int,
+              source: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": section_id,
+        "version": version,
+        "content": content,
+        "score": score,
+        "tokens": tokens,
+        "why": {"query_terms": shown, "term_matches": matches, "total_words": words},
+        "source": source,
+    }

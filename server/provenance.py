@@ -1,0 +1,87 @@
+"""Where a selected section comes from: what the ``source`` object of a native answer holds.
+
+``specs/context.resolve.md`` allows optional provenance after the spec's fields; each
+document of a native answer carries ``source``::
+
+    {"file": "patterns/sqlite3.rst", "title": "Easy Querying",
+     "path": ["Using SQLite 3 with Flask", "Easy Querying"], "lines": [61, 96]}
+
+``file`` is the repository-relative path of the raw file, ``title`` the section's heading,
+``path`` its heading path (the titles of its ancestors, then its own; a file's untitled
+root section is left out) and ``lines`` the first and last line of the section in the raw
+file (1-based, inclusive; raw files keep the source's lines, ``\\r\\n`` read as one). A
+document that is an excerpt adds ``excerpt`` (see ``server.packing``). Context Engine v0
+answers never carry it.
+
+The start line is counted at resolve time, for selected sections only, as the newlines
+before the section's first byte in its raw file: no build-time field, so every cache of
+this index version answers with it. One ``Lines`` per answer remembers how far it counted
+in each file, so sections of one file cost one pass over it, not one each.
+
+The manifest fields read here (``title``, ``parent``) are not needed to select, so the
+loader does not check them; a selected section whose title is not a string, or whose
+parent is not an earlier section of its file (a loop, a missing or foreign parent), is
+``cache_invalid`` (never repaired).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from ..errors import ContextError
+from .native_cache import NativeCache
+
+
+def heading_path(cache: NativeCache, d: int) -> list[str]:
+    """The titles of section ``d``'s ancestors, outermost first, then its own title. The
+    untitled root section of a file (its text before the first heading, such as RST
+    labels) is an ancestor with no title: left out. A parent is an earlier section of the
+    same file (as the build makes them), looked for backwards from its child."""
+    table = cache.sections
+    ids, files, titles, parents = table.ids, table.files, table.titles, table.parents
+    path: list[str] = []
+    current = d
+    while True:
+        title = titles[current]
+        if not isinstance(title, str):
+            raise ContextError("cache_invalid", "section title is not a string")
+        if title or current == d:
+            path.append(title)
+        parent = parents[current]
+        if parent is None:
+            break
+        file = files[current]
+        j = current - 1
+        while j >= 0 and files[j] == file and ids[j] != parent:
+            j -= 1
+        if j < 0 or files[j] != file:  # also a parent that is no string, or a loop
+            raise ContextError("cache_invalid", "section parent is not an earlier section")
+        current = j
+    path.reverse()
+    return path
+
+
+def line_count(text: str) -> int:
+    """Lines of a text: newlines, plus one for a last line without one (at least 1)."""
+    return max(text.count("\n") + (0 if text.endswith("\n") else 1), 1)
+
+
+class Lines:
+    """First lines of sections, counted once per file and answer: per file, the byte
+    offsets counted up to so far and their line numbers, so the next section of the file
+    counts on from the nearest point before it."""
+
+    def __init__(self, cache: NativeCache) -> None:
+        self.cache = cache
+        self._known: dict[str, tuple[list[int], list[int]]] = {}
+
+    def first_line(self, d: int) -> int:
+        table = self.cache.sections
+        offsets, lines = self._known.setdefault(table.files[d], ([0], [1]))
+        offset = table.byte_offsets[d]
+        at = bisect_right(offsets, offset) - 1
+        line = lines[at] + self.cache.newlines(d, offsets[at], offset)
+        if offsets[at] != offset:
+            offsets.insert(at + 1, offset)
+            lines.insert(at + 1, line)
+        return line

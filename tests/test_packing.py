@@ -1,0 +1,208 @@
+"""Budget packing of native answers (issue 13 "the budget bounds what the agent receives",
+issue 14 "Budget packing that keeps the best answer"), the rules of ``server.packing``:
+the whole answer's charge stays within the budget; an oversized best section comes back
+as a marked excerpt cut at a block boundary; one-line stubs never take budget; a budget
+too small for anything says how many sections matched; same bytes across builds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import build, write_tree
+from doc_index.indexer.tokens import estimate_tokens
+from doc_index.server.jsonout import dumps
+from doc_index.server.native_cache import NativeCache, load_native_cache
+from doc_index.server.native_selection import rank, select
+from doc_index.server.packing import block_starts, doc_charge, frame_charge, is_navigation
+
+FILLER = ("The service reads its settings once at start and keeps them for the whole "
+          "run, so a change needs a restart of every process that uses them. ")
+LONG = (
+    "# Retrying Failed Uploads\n\n"
+    + "".join(f"{FILLER}Part {i} of the overview.\n\n" for i in range(6))
+    + "```python\nclient = Client(\n\n    retries=3,\n)\n```\n\n"
+    + "To retry a failed upload, set `retries` on the client: every failed upload is "
+    "retried with a growing backoff, and an upload that fails three times raises.\n\n"
+    + "".join(f"{FILLER}Closing part {i}.\n\n" for i in range(6))
+)
+DOCS = {
+    "retry.md": LONG,
+    "stub.md": "# Retry Upload\n\nSee retry.\n",
+    "nav.rst": ("Guides\n======\n\n.. toctree::\n   :maxdepth: 2\n\n"
+                "   retry-failed-upload\n   storage\n   weak\n"),
+    "other.md": "# Storage\n\nAn upload goes to the bucket the settings name.\n",
+    "weak.md": ("# Notes\n\n" + FILLER * 3 + "A failed job may be retried by hand.\n"),
+}
+QUERY = "retry a failed upload"
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = write_tree(tmp_path_factory.mktemp("src") / "docs", DOCS)
+    root = tmp_path_factory.mktemp("root")
+    build(src, root, full=True)
+    return root / "local-docs"
+
+
+@pytest.fixture(scope="module")
+def cache(cache_dir: Path) -> Iterator[NativeCache]:
+    loaded = load_native_cache(cache_dir)
+    yield loaded
+    loaded.close()
+
+
+def _whole_charge(result: dict) -> int:
+    """What the packer charged: the frame and each document's JSON."""
+    sel = result["selection"]
+    return frame_charge(sel["query"], sel["budget"], sel["documents_considered"]) + sum(
+        doc_charge(d) for d in result["documents"])
+
+
+def test_oversized_best_section_comes_back_as_a_marked_excerpt(cache: NativeCache) -> None:
+    whole = select(cache, QUERY, 100_000)["documents"][0]
+    assert whole["id"] == "retry-retrying-failed-uploads" and "excerpt" not in whole["source"]
+    budget = 400
+    assert doc_charge(whole) > budget
+    result = select(cache, QUERY, budget)
+    best = result["documents"][0]
+    assert best["id"] == whole["id"] and best["version"] == whole["version"]
+    excerpt = best["source"].pop("excerpt")
+    assert best["source"] == whole["source"]  # the section's own file, path and lines
+    first, last = excerpt["lines"]
+    assert excerpt["of_tokens"] == whole["tokens"] > best["tokens"]
+    assert best["tokens"] == estimate_tokens(best["content"])
+    # Whole lines of the section, cut where a block starts: after a blank line, at the
+    # left margin, never inside the fenced code block (its blank line included).
+    lines = whole["content"].splitlines(True)
+    start = first - whole["source"]["lines"][0]
+    assert "".join(lines[start:start + last - first + 1]) == best["content"]
+    assert start in block_starts(lines, fine=False)
+    assert best["content"].count("```") % 2 == 0
+    # The window with the most query-term occurrences: the paragraph about retries.
+    assert "To retry a failed upload" in best["content"]
+    assert best["why"]["term_matches"] >= best["content"].lower().count("upload")
+    assert result["selection"]["tokens_used"] == sum(d["tokens"] for d in result["documents"])
+    assert _whole_charge(result) <= budget
+
+
+def test_block_starts_keep_code_blocks_and_indented_text_whole() -> None:
+    lines = ["# T\n", "\n", "para one\n", "still one\n", "\n", "```\n", "code\n", "\n",
+             "more code\n", "```\n", "\n", "    indented\n", "\n", "last\n"]
+    assert block_starts(lines, fine=False) == [0, 2, 5, 13]
+    assert block_starts(lines, fine=True) == [0, 2, 3, 5, 13]
+
+
+def test_stubs_and_tables_of_contents_never_take_budget(cache: NativeCache) -> None:
+    ranked = [sid for _, sid, _ in rank(cache, QUERY)]
+    stub, toc = "stub-retry-upload", "nav-guides"
+    assert stub in ranked and toc in ranked  # they match, and rank
+    result = select(cache, QUERY, 100_000)
+    assert stub not in [d["id"] for d in result["documents"]]
+    assert toc not in [d["id"] for d in result["documents"]]
+    # Not used is not "excluded by budget": nothing was left out for lack of room.
+    assert result["selection"]["documents_excluded_by_budget"] == 0
+
+
+def test_navigation_is_only_toctrees_and_bare_links() -> None:
+    assert is_navigation("Notes\n=====\n\n.. toctree::\n   :maxdepth: 2\n\n   design\n",
+                         "Notes")
+    assert is_navigation("# Guide\n\n- [One](one.md)\n1. [Two](two.md)\n", "Guide")
+    assert not is_navigation("# Guide\n\nRead these first:\n\n- [One](one.md)\n", "Guide")
+    assert not is_navigation("Notes\n=====\n\n.. toctree::\n\n   design\n\nMore text.\n",
+                             "Notes")
+    assert is_navigation("# API\n\n```{toctree}\n:maxdepth: 1\n\napi/app\n```\n", "API")
+    assert not is_navigation("# API\n\n```{toctree}\napi/app\n```\n\nSee also.\n", "API")
+
+
+def test_small_budgets_get_an_excerpt_of_the_best_section(cache: NativeCache) -> None:
+    """From budget 0 up: nothing until one document's charge fits; the best section comes
+    back as an excerpt (it never fits whole in these budgets) from under 300 tokens on;
+    the charge never exceeds the budget."""
+    best_from = None
+    for budget in range(0, 400, 5):
+        result = select(cache, QUERY, budget)
+        sel = result["selection"]
+        if not result["documents"]:
+            # retry and weak: the stub and the table of contents are never counted
+            assert sel["documents_excluded_by_budget"] == 2
+            continue
+        assert _whole_charge(result) <= budget
+        best = result["documents"][0]
+        if best["id"] == "retry-retrying-failed-uploads":
+            assert "excerpt" in best["source"] and best["why"]["term_matches"] > 0
+            best_from = best_from or budget
+        else:
+            assert best_from is None  # once the best section fits, it stays first
+    assert best_from is not None and best_from <= 300
+
+
+def test_budget_50_and_0_say_that_sections_matched(cache: NativeCache) -> None:
+    for budget in (0, 50):
+        result = select(cache, QUERY, budget)
+        assert result["documents"] == []
+        assert result["selection"] == {
+            "query": QUERY, "budget": budget, "tokens_used": 0,
+            "documents_considered": len(cache.sections), "documents_selected": 0,
+            "documents_excluded_by_budget": 2}
+
+
+@pytest.mark.parametrize("query", [QUERY, "settings restart process", "client uploads",
+                                   "service"])
+def test_whole_answer_stays_within_the_budget(cache: NativeCache, query: str) -> None:
+    """Measured with the project's own estimator (the BPE check is bench/answer_tokens.py):
+    the rendered answer's estimate, and the packer's charge, never exceed the budget."""
+    frame = frame_charge(query, 10_000, len(cache.sections))
+    for budget in (frame, 150, 300, 500, 1000, 2000, 8000):
+        result = select(cache, query, budget)
+        assert _whole_charge(result) <= budget
+        assert estimate_tokens(dumps(result)) <= budget
+        sel = result["selection"]
+        assert sel["tokens_used"] == sum(d["tokens"] for d in result["documents"]) <= budget
+
+
+def test_same_answer_bytes_across_two_builds(cache_dir: Path, tmp_path: Path) -> None:
+    src = write_tree(tmp_path / "again" / "docs", DOCS)
+    build(src, tmp_path / "root2", full=True)
+    other = load_native_cache(tmp_path / "root2" / "local-docs")
+    first = load_native_cache(cache_dir)
+    try:
+        for budget in (0, 50, 250, 400, 900, 100_000):
+            one = dumps(select(first, QUERY, budget))
+            assert one == dumps(select(other, QUERY, budget)), budget
+            json.loads(one)
+    finally:
+        other.close()
+        first.close()
+
+
+def test_excerpts_after_the_first_document_carry_more_than_their_metadata(
+        tmp_path: Path) -> None:
+    """Below the first document, an excerpt whose content is smaller than its own
+    metadata's charge is not returned: crumbs do not earn their tokens."""
+    para = ("A failed upload is retried after a pause, and the pause grows with every "
+            "retry of the upload. ")
+    docs = {f"{name}.md": f"# {title}\n\n" + "".join(f"{para}Step {i}.\n\n" for i in range(n))
+            for name, title, n in (("a", "Upload Retries", 12), ("b", "Notes", 30))}
+    build(write_tree(tmp_path / "src" / "docs", docs), tmp_path / "root", full=True)
+    cache = load_native_cache(tmp_path / "root" / "local-docs")
+    later = 0
+    try:
+        for budget in range(300, 2500, 20):
+            result = select(cache, "retry upload", budget)
+            assert _whole_charge(result) <= budget
+            for doc in result["documents"][1:]:
+                if "excerpt" not in doc["source"]:
+                    continue
+                later += 1
+                first = doc["source"]["lines"][0]
+                empty = {**doc, "content": "", "tokens": 0,
+                         "why": {"query_terms": [], "term_matches": 0, "total_words": 0},
+                         "source": {**doc["source"],
+                                    "excerpt": {"lines": [first, first], "of_tokens": 0}}}
+                assert doc["tokens"] >= doc_charge(empty), budget
+    finally:
+        cache.close()
+    assert later  # the rule was exercised
