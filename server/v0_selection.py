@@ -11,6 +11,7 @@ import re
 import struct
 from collections import Counter
 from collections.abc import Sequence
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any, NamedTuple
 
 from ..errors import ContextError
@@ -57,8 +58,14 @@ def format_f32(value: float) -> str:
     if value == 0.0:
         return "0.0"
     sign = "-" if value < 0 else ""
+    exact = Decimal(abs(value))  # exact: every float is a finite binary fraction
     for precision in range(9):
-        text = f"{abs(value):.{precision}e}"
+        # The nearest decimal of precision + 1 digits, a tie rounded up, as the reference
+        # (Rust's shortest float formatting: 257/256 is 1.0039063); Python's own
+        # formatting rounds a tie to even (1.0039062).
+        with localcontext() as ctx:
+            ctx.prec, ctx.rounding = precision + 1, ROUND_HALF_UP
+            text = f"{+exact:.{precision}e}"
         if to_f32(float(text)) == abs(value):
             break
     mantissa, exponent_text = text.split("e")
