@@ -73,13 +73,17 @@ _SCP_LIKE = re.compile(r"^(?:[^@/:\s]+@)?(?P<host>[^/:\s]+):(?P<path>(?!//).*)$"
 def remote_names(source: str) -> tuple[str, str, str] | None:
     """A git URL's (or bare repository path's) url for git, owner and name: the URL's last
     two path components (``https://github.com/pallets/flask.git``: ``pallets``, ``flask``),
-    the host when there is one component; None when the path has none. (Here, not in
-    ``git_source``: a work tree's build names its cache from ``origin`` without importing
-    the git-URL machinery.)"""
+    the host when there is one component; None when the path has none or the URL does not
+    parse (``http://[x``: urlsplit's error would quote the URL, credentials and all). (Here,
+    not in ``git_source``: a work tree's build names its cache from ``origin`` without
+    importing the git-URL machinery.)"""
     host = ""
     if _SCHEME.match(source):
-        parts = urlsplit(source)  # (the scheme lower-cased: git knows ``http``, not ``HTTP``)
-        path, host = parts.path, parts.hostname or ""
+        try:
+            parts = urlsplit(source)  # (the scheme lower-cased: git knows ``http``, not ``HTTP``)
+            path, host = parts.path, parts.hostname or ""
+        except ValueError:
+            return None
         url = parts.scheme + source[len(parts.scheme):]
     elif (scp := _SCP_LIKE.match(source)) and not os.path.exists(source):
         path, host, url = scp.group("path"), scp.group("host"), source
@@ -98,9 +102,13 @@ def remote_names(source: str) -> tuple[str, str, str] | None:
 
 def place_of(location: str) -> str:
     """One spelling per place, for comparing locations: a ``file://`` URL as its path, no
-    trailing ``/`` or ``.git`` (``file:///p/r.git/`` and ``/p/r`` are one repository)."""
+    trailing ``/`` or ``.git`` (``file:///p/r.git/`` and ``/p/r`` are one repository); a
+    ``file://`` URL that does not parse stays as it is."""
     if location.startswith("file://"):
-        location = urlsplit(location).path
+        try:
+            location = urlsplit(location).path
+        except ValueError:  # (a recorded location is read from an untrusted manifest)
+            pass
     return location.rstrip("/").removesuffix(".git").rstrip("/")
 
 
@@ -129,8 +137,11 @@ class Source(NamedTuple):
             return (header.get("owner"), header.get("name")) == (self.owner, self.name)
         if shown_source(old) is None:
             return False
-        return (old["kind"] == self.kind and place_of(old["location"]) == place_of(self.location)
-                and (self.kind != GIT or old["ref"] == self.ref))
+        if old["kind"] != self.kind:
+            return False
+        if self.kind != GIT:  # a folder is its resolved path: ``/p/d.git`` is not ``/p/d``
+            return old["location"] == self.location
+        return place_of(old["location"]) == place_of(self.location) and old["ref"] == self.ref
 
     def shown(self) -> str:
         return shown_source(self.record(""), with_commit=False) or ""
