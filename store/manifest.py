@@ -297,7 +297,7 @@ def manifest_head(data: bytes) -> dict[str, Any] | None:
         return None
     try:
         header = json.loads(data[:mark] + b"}")
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested too deeply: not the store's layout)
         return None
     if not isinstance(header, dict) or "sections" in header:
         return None
