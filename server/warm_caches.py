@@ -91,7 +91,7 @@ def release_freed_memory() -> None:
             import ctypes
 
             _trim = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):
+        except (ImportError, OSError, AttributeError):  # (a Python built without ctypes)
             _trim = False
     if _trim:
         _trim(0)
