@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
-from conftest import SAFETY_TIMEOUT
+from conftest import SAFETY_TIMEOUT, run_cli
+from doc_index.server.warm_caches import MEMORY_ENV
 
 
 def test_memory_release_is_skipped_where_python_has_no_ctypes() -> None:
@@ -17,3 +19,11 @@ def test_memory_release_is_skipped_where_python_has_no_ctypes() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True,
                           timeout=SAFETY_TIMEOUT)
     assert done.returncode == 0 and done.stdout == b"ok\n", done.stderr
+
+
+def test_a_memory_budget_of_thousands_of_digits_is_a_usage_error(tmp_path: Path) -> None:
+    done = run_cli("serve", "--root", str(tmp_path), env={MEMORY_ENV: "9" * 5000},
+                   input=b"")
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.decode().splitlines()
+    assert line.startswith(f"error: invalid {MEMORY_ENV}="), line
