@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 from ..errors import UsageError
 from .cache_names import name_problem
 from .git_run import start_git, wait_git
+from .safe_paths import MAX_COMPONENT_BYTES
 
 DIRECTORY = "directory"
 WORK_TREE = "git-work-tree"
@@ -61,6 +62,8 @@ def check_name(name: str) -> str:
     problem = name_problem(name)
     if problem is None and name.startswith("."):
         problem = "hidden (starts with '.')"
+    if problem is None and len(name.encode("utf-8")) > MAX_COMPONENT_BYTES:
+        problem = f"longer than a file name can be ({MAX_COMPONENT_BYTES} bytes)"
     if problem is not None:
         raise UsageError(f"invalid cache name {name!r} for --name: {problem}")
     return name
@@ -145,6 +148,18 @@ class Source(NamedTuple):
 
     def shown(self) -> str:
         return shown_source(self.record(""), with_commit=False) or ""
+
+    def cache_key(self, name: str | None) -> str:
+        """The cache's name: ``--name`` as given (``check_name``), else ``key`` if it can
+        name a cache (a long ``--ref``, origin or folder name makes one too long: a
+        UsageError, never a shortened name that two sources could share)."""
+        if name is not None:
+            return check_name(name)
+        if len(self.key.encode("utf-8", "surrogateescape")) > MAX_COMPONENT_BYTES:
+            raise UsageError(f"the default cache name, from the source's name, is longer "
+                             f"than a file name can be ({MAX_COMPONENT_BYTES} bytes): build "
+                             f"with --name NAME")
+        return self.key
 
 
 def shown_source(record: Any, *, with_commit: bool = False) -> str | None:

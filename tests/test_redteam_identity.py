@@ -92,3 +92,19 @@ def test_a_hostile_commit_and_source_record_never_reach_the_terminal_raw(env: Pa
         value = json.loads(out)
         cache = value["caches"][0] if "caches" in value else value
         assert sorted(cache["source"]) == ["commit", "kind", "location", "ref"], cache
+
+
+def test_a_default_name_too_long_for_a_file_name_asks_for_name(env: Path) -> None:
+    root = env / "root"
+    tree = write_tree(env / "proj", {"docs/" + k: v for k, v in DOC.items()})
+    long_origin = "https://example.com/" + "o" * 200 + "/" + "r" * 200
+    for args in (["init", "-q"], ["config", "remote.origin.url", long_origin]):
+        subprocess.run(["git", *args], cwd=tree, check=True)
+    line = one_error(run_cli("build", str(tree / "docs"), "--root", str(root)), 1)
+    assert "--name NAME" in line and "o" * 200 not in line, line
+    assert not root.exists() or not any(p for p in root.iterdir() if p.name[0] != ".")
+    done = run_cli("build", str(tree / "docs"), "--root", str(root), "--name", "short")
+    assert done.returncode == 0, done.stderr
+    line = one_error(run_cli("build", str(tree / "docs"), "--root", str(root),
+                             "--name", "n" * 256), 1)
+    assert "longer than a file name can be" in line, line
