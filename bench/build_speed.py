@@ -1,11 +1,14 @@
-"""Build speed: whole ``doc-index build`` processes, full, no change and one file changed.
+"""Build speed: whole ``doc-index build`` processes, full, no change, one file changed and
+the same docs under a second name.
 
 For each corpus and each repetition: a fresh cache root, a full build (the first build of
 the directory), the same command again with nothing changed, then one typical page gets a
-paragraph appended and the command runs a third time. Each figure is the wall time from
-spawn to exit (interpreter start included, what a user or a git hook waits for), with the
-CPU time and peak RSS of the process and its parse workers from the kernel's rusage.
-The ratios (no change / full, one changed / full) are taken inside each repetition.
+paragraph appended and the command runs a third time; a fourth builds the same directory
+under a second ``--name`` (a new cache that parses nothing the root's parse cache holds).
+Each figure is the wall time from spawn to exit (interpreter start included, what a user
+or a git hook waits for), with the CPU time and peak RSS of the process and its parse
+workers from the kernel's rusage. The ratios (no change / full, one changed / full,
+second name / full) are taken inside each repetition.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from .stats import Summary
 _SECTIONS = re.compile(rb"sections: (\d+)")
 _FILES = re.compile(rb"files: ([^\n]*)")
 _TIME = re.compile(rb"time: ([0-9.]+) s")
-KINDS = ("full", "nochange", "onechange")
+KINDS = ("full", "nochange", "onechange", "secondname")
 
 
 def _summary_fields(run: ProcessRun) -> dict[str, Any]:
@@ -62,6 +65,9 @@ def measure_corpus(corpus: Corpus, roots: Path, repeats: int,
         runs["nochange"].append(run_measured(argv, sample_tree=True))
         edit_page(corpus.source / corpus.change_file, rep)
         runs["onechange"].append(run_measured(argv, sample_tree=True))
+        runs["secondname"].append(run_measured([*argv, "--name", SECOND_NAME],
+                                               sample_tree=True))
+        shutil.rmtree(root / f"local-{SECOND_NAME}")
         if not last:
             shutil.rmtree(root)
         print(f"  build {corpus.name} rep {rep + 1}/{repeats}: "
@@ -87,14 +93,25 @@ def measure_corpus(corpus: Corpus, roots: Path, repeats: int,
             r.wall_s / f for r, f in zip(runs["nochange"], full)).as_dict(),
         "onechange_vs_full": Summary.of(
             r.wall_s / f for r, f in zip(runs["onechange"], full)).as_dict(),
+        "secondname_vs_full": Summary.of(
+            r.wall_s / f for r, f in zip(runs["secondname"], full)).as_dict(),
     }
+    parsed = root / STORE_AREA / STORE_AREA / "parsed"
+    packs = {(st := p.stat()).st_ino: st.st_size  # entries are links to shared packs
+             for p in parsed.iterdir()} if parsed.is_dir() else {}
+    result["parse_cache_mb"] = round(sum(packs.values()) / 2**20, 1)
     return result
+
+
+SECOND_NAME = "bench-second-name"
+STORE_AREA = ".doc-index-tmp"  # store.cache_names.STAGING_DIR: spares and the parse cache
 
 
 def _forget(root: Path, key: str) -> None:
     """Remove one cache from ``root``, leaving the other caches there (a cache's lock is
-    gone once its build is done)."""
+    gone once its build is done), and the store's area: a full build parses everything."""
     shutil.rmtree(root / key, ignore_errors=True)
+    shutil.rmtree(root / STORE_AREA, ignore_errors=True)
 
 
 def _reported_s(run: ProcessRun) -> float | None:

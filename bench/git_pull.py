@@ -10,7 +10,10 @@ headings, paragraphs, lists and code), pushes it to a bare repository, and times
   command again (what the installed hooks run).
 
 Full builds are repeated in fresh roots and clone areas, incremental ones over several
-pulls; the medians are reported. Goal: incremental <= 10% of full.
+pulls; the medians are reported. Goal: incremental <= 10% of full. (The first rebuild
+after a full build copies its unchanged raw files; from the second on they are moved from
+the cache's spare generation, ``store.raw_files``: the steady state of a checkout that
+pulls, and what the median of 3 or more rounds shows.)
 
     python bench/git_pull.py [--workdir DIR] [--files 600] [--changed 5] [--rounds 3] [--json]
 """

@@ -132,6 +132,16 @@ def word_terms(word: str) -> tuple[str, ...]:
     if cached is not None:
         return cached
     lower = word.lower()
+    if word.isascii() and word.isalpha() and word[1:].islower():
+        # Most words: ASCII letters, lower case but perhaps the first: one part, the word.
+        if lower in SEARCH_STOPWORDS:
+            result: tuple[str, ...] = ()
+        else:
+            stem = _stem(lower)
+            result = (stem,) if stem else ()
+        if len(_term_cache) < 500_000:
+            _term_cache[word] = result
+        return result
     parts = _split_identifier(word)
     out: list[str] = []
     if len(parts) > 1:
@@ -148,9 +158,38 @@ def word_terms(word: str) -> tuple[str, ...]:
     return result
 
 
+# UTF-8 bytes -> the same with every ASCII byte that is not a word character (``\w``: in
+# ASCII, letters, digits and "_") made a space; bytes of non-ASCII characters kept.
+_ASCII_NON_WORD_TO_SPACE = bytes(
+    b if b >= 0x80 or chr(b).isalnum() or b == 0x5F else 0x20 for b in range(256))
+
+
+def word_counts(text: str) -> dict[str, int]:
+    """``Counter(WORD.findall(text))``, in the same order, without a regex over the text.
+
+    ``bytes.translate`` and ``str.split`` cut the text at ASCII non-word characters (and
+    at Unicode spaces, never word characters either); a piece holding a non-ASCII
+    character is cut further by ``WORD`` itself. Counting pieces before cutting them keeps
+    each word's first occurrence, so the order is that of ``findall``."""
+    pieces = Counter(
+        text.encode("utf-8", "surrogatepass").translate(_ASCII_NON_WORD_TO_SPACE)
+        .decode("utf-8", "surrogatepass").split())
+    if text.isascii():
+        return pieces
+    counts: dict[str, int] = {}
+    get = counts.get
+    for piece, n in pieces.items():
+        if piece.isascii():
+            counts[piece] = get(piece, 0) + n
+        else:
+            for word in WORD.findall(piece):
+                counts[word] = get(word, 0) + n
+    return counts
+
+
 def term_counts(text: str) -> dict[str, int]:
     """Index terms of a text with their frequencies."""
-    return terms_of_words(Counter(WORD.findall(text)))
+    return terms_of_words(word_counts(text))
 
 
 def terms_of_words(word_counts: dict[str, int]) -> dict[str, int]:

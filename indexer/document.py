@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from pathlib import PurePosixPath
 
-from .analysis import WORD, path_text, section_features, term_counts, terms_of_words
+from .analysis import path_text, section_features, term_counts, terms_of_words, word_counts
 from .formats import is_doc_path, is_rst_path  # noqa: F401 (is_doc_path: re-exported)
 from .model import Block, ParsedFile, ParsedSection
 from .summary import keywords, summarize
@@ -82,6 +81,8 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSec
     sections: list[ParsedSection] = []
     stack: list[int] = []  # indexes of open ancestors, by depth
     file_words = PurePosixPath(path).as_posix()
+    # The path field's terms by ancestor titles: siblings share them (read-only dicts).
+    path_terms_of: dict[tuple[str, ...], dict[str, int]] = {}
     for block in blocks:
         chunk = raw[block.start : block.end]
         content = chunk.decode("utf-8")
@@ -89,11 +90,18 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSec
             stack.pop()
         parent = stack[-1] if stack and block.kind == "heading" else None
         ancestors = [sections[i].title for i in stack]
-        word_counts = Counter(WORD.findall(content))
+        words = word_counts(content)
         title_terms = term_counts(block.title)
-        path_terms = term_counts(path_text(file_words, ancestors))
-        body_terms = terms_of_words(word_counts)
-        packed = {term: n if n < 0xFFFF else 0xFFFF for term, n in body_terms.items()}
+        path_terms = path_terms_of.get(tuple(ancestors))
+        if path_terms is None:
+            path_terms = path_terms_of[tuple(ancestors)] = term_counts(
+                path_text(file_words, ancestors))
+        body_terms = terms_of_words(words)
+        body_length = sum(body_terms.values())
+        if body_terms and max(body_terms.values()) >= 0xFFFF:
+            packed = {term: n if n < 0xFFFF else 0xFFFF for term, n in body_terms.items()}
+        else:  # nothing to cap: body_terms is this section's own dict
+            packed = body_terms
         for field_terms, shift in ((title_terms, 24), (path_terms, 16)):
             for term, n in field_terms.items():
                 packed[term] = packed.get(term, 0) | (min(n, 255) << shift)
@@ -111,13 +119,12 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSec
                 version="sha256:" + hashlib.sha256(chunk).hexdigest(),
                 tokens=estimate_tokens(content),
                 summary=summarize(content, block.title, block.kind == "heading") or path,
-                keywords=keywords(content, word_counts),
+                keywords=keywords(content, words),
                 dedup_hash=hashlib.md5(content[:200].encode("utf-8")).hexdigest()[:6],
                 parent_index=parent,
                 terms=packed,
-                total_words=sum(word_counts.values()),
-                lens=(sum(title_terms.values()), sum(path_terms.values()),
-                      sum(body_terms.values())),
+                total_words=sum(words.values()),
+                lens=(sum(title_terms.values()), sum(path_terms.values()), body_length),
             )
         )
         if block.kind != "part":

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from operator import itemgetter
 
 from .analysis import STOPWORDS, WORD
 
@@ -22,20 +21,36 @@ _SKIP_LINE = re.compile(
 # each one made a long chain quadratic. Output is what ":(?:name:)+`...`" alone gives.
 _ROLE = re.compile(r"((?<![A-Za-z0-9_+.:-])[A-Za-z0-9_+.-]+|(?<![A-Za-z0-9_+.-]))"
                    r":(?:[A-Za-z0-9_+.-]+:)+`([^`]*)`")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|`([^`<]*?)\s*<[^>]*>`_{1,2}")
-_MARKS = re.compile(r"[*_`]{1,3}(?=\S)|(?<=\S)[*_`]{1,3}")
+# The two patterns below start with one character of a set in every branch, so that the
+# regex engine skips to the candidates in C instead of trying each position. The link is
+# "!?\[(...)\]\(...\)|`(...)\s*<...>`_{1,2}" with the "!" branch spelled out; the mark is
+# "[*_`]{1,3}(?=\S)|(?<=\S)[*_`]{1,3}" with its first character taken before the branch
+# (the lookbehind then reaches over it): the same matches, tried in the same order.
+_LINK = re.compile(r"!\[([^\]]*)\]\([^)]*\)|\[([^\]]*)\]\([^)]*\)|`([^`<]*?)\s*<[^>]*>`_{1,2}")
+_MARKS = re.compile(r"[*_`](?:[*_`]{0,2}(?=\S)|(?<=\S.)[*_`]{0,2})")
 _HTML = re.compile(r"<[^>]+>")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#\.)\s+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+# A sentence ends at a "." "!" or "?" followed by spaces and a capital, digit, quote or
+# "(": the cut is where the spaces start (group 1). The stop comes first in the pattern,
+# not in a lookbehind, so the engine skips to candidates in C.
+_SENTENCE_END = re.compile(r"[.!?](\s+)(?=[A-Z0-9`\"'(])")
 _IDENT = re.compile(r"`{1,2}([A-Za-z_][\w.]*(?:\(\))?)`{1,2}")
 _KEYWORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
 
 
 def _clean_inline(text: str) -> str:
-    text = _ROLE.sub(lambda m: m.group(1) + m.group(2).split("<")[0].strip().lstrip("~!"), text)
-    text = _LINK.sub(lambda m: (m.group(1) or m.group(2) or ""), text)
-    text = _HTML.sub("", text)
-    text = _MARKS.sub("", text)
+    # Each substitution runs only where the text holds what every match of it must contain
+    # (a role ends in ":`", a link has "](" or ">`_", a tag "<", a mark "*", "_" or "`"):
+    # the same output, without scanning a paragraph that cannot match.
+    if ":`" in text:
+        text = _ROLE.sub(
+            lambda m: m.group(1) + m.group(2).split("<")[0].strip().lstrip("~!"), text)
+    if "](" in text or ">`_" in text:
+        text = _LINK.sub(lambda m: (m.group(1) or m.group(2) or m.group(3) or ""), text)
+    if "<" in text:
+        text = _HTML.sub("", text)
+    if "*" in text or "_" in text or "`" in text:
+        text = _MARKS.sub("", text)
     return " ".join(text.split())
 
 
@@ -91,7 +106,9 @@ def summarize(text: str, title: str, headed: bool) -> str:
         sentence = next(
             (_clean_inline(ln[:_SCAN_CHARS]) for ln in text.split("\n", 50) if ln.strip()), ""
         )
-    sentence = _SENTENCE.split(sentence, 1)[0]
+    end = _SENTENCE_END.search(sentence)
+    if end is not None:
+        sentence = sentence[: end.start(1)]
     if len(sentence) > SUMMARY_CHARS:
         cut = sentence[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0]
         sentence = cut.rstrip(",;:") + "…"
@@ -126,11 +143,12 @@ def keywords(text: str, word_counts: dict[str, int] | None = None) -> list[str]:
                 break
     if word_counts is None:
         word_counts = Counter(WORD.findall(text))
-    # Count descending, then word ascending: two C-level sorts (the second is stable).
-    ranked = sorted(word_counts.items())
-    ranked.sort(key=itemgetter(1), reverse=True)
+    # Count descending, then word ascending: two C-level sorts (the second is stable), of
+    # the words alone (a list of str sorts faster than one of tuples).
+    ranked = sorted(word_counts)
+    ranked.sort(key=word_counts.__getitem__, reverse=True)
     cached = _keyword_cache.get
-    for word, _ in ranked:
+    for word in ranked:
         if len(out) >= MAX_KEYWORDS:
             break
         key = cached(word)

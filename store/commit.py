@@ -8,6 +8,11 @@ are removed by the next build of that cache); after it, the new one is complete.
 open the cache directory once and read every file relative to that handle, so they see
 one generation or the other, never a mix.
 
+The generation a swap replaces is not deleted: it stays as the cache's *spare*,
+``<root>/.doc-index-tmp/<key>/spare`` (replacing the previous spare), the source the next
+build moves unchanged raw files from (``store.raw_files``). It costs the disk space of
+one more copy of each cache's raw files, and spares a new inode per unchanged file.
+
 ``<root>/.doc-index-tmp/<key>/`` also holds the cache's build lock (``store.lock``). One
 directory per cache: cleaning one cache's leftovers can never match another cache's
 names (``local-p`` and ``local-p.b``), and no cache name can name a lock. Every level is
@@ -30,6 +35,7 @@ from pathlib import Path
 from .cache_names import STAGING_DIR
 
 LOCK_NAME = "lock"  # staging directories are named "<pid>.<random>": never this
+SPARE_NAME = "spare"  # nor this
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK
@@ -61,12 +67,12 @@ class KeyArea:
         self.path = key_area(root, key)
         root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            owner = os.fstat(root_fd).st_uid
-            self.area_fd = _open_checked(root_fd, STAGING_DIR, owner, self.path.parent, create)
+            self.owner = owner = os.fstat(root_fd).st_uid
+            self.area_fd = open_checked(root_fd, STAGING_DIR, owner, self.path.parent, create)
         finally:
             os.close(root_fd)
         try:
-            self.fd = _open_checked(self.area_fd, key, owner, self.path, create)
+            self.fd = open_checked(self.area_fd, key, owner, self.path, create)
         except BaseException:
             os.close(self.area_fd)
             raise
@@ -81,11 +87,12 @@ class KeyArea:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def clean(self) -> None:
-        """Remove everything but the lock: what killed builds of this cache left behind
-        (call with the build lock held)."""
+    def clean(self, *, keep_spare: bool = True) -> None:
+        """Remove everything but the lock and, with ``keep_spare``, the spare generation:
+        what killed builds of this cache left behind (call with the build lock held)."""
+        kept = (LOCK_NAME, SPARE_NAME) if keep_spare else (LOCK_NAME,)
         for name in os.listdir(self.fd):
-            if name != LOCK_NAME:
+            if name not in kept:
                 remove_below(self.fd, name)
 
     def remove_if_empty(self) -> None:
@@ -98,7 +105,10 @@ class KeyArea:
             pass
 
 
-def _open_checked(parent_fd: int, name: str, owner: int, path: Path, create: bool) -> int:
+def open_checked(parent_fd: int, name: str, owner: int, path: Path, create: bool) -> int:
+    """A handle on the directory ``name`` below ``parent_fd`` (made with ``create``), if it
+    is a real directory owned by ``owner`` or this user; ``UnsafeStagingArea`` otherwise
+    (``path``: its name in the message)."""
     if create:
         try:
             os.mkdir(name, dir_fd=parent_fd)
@@ -151,6 +161,11 @@ def remove_below(dir_fd: int, name: str) -> None:
             os.close(fd)
 
 
+def root_of_staging(staging: Path | str) -> Path:
+    """The root whose cache a staging directory (``new_staging_dir``) is built for."""
+    return Path(staging).parent.parent.parent
+
+
 def new_staging_dir(root: Path, key: str) -> Path:
     with KeyArea(root, key, create=True) as area:
         name = f"{os.getpid()}.{secrets.token_hex(4)}"
@@ -199,11 +214,13 @@ def fsync_dir(path: Path) -> None:
 
 
 def commit(staging: Path, live: Path) -> None:
-    """Make ``staging`` the live cache directory, atomically, and drop the old one."""
+    """Make ``staging`` the live cache directory, atomically, and keep the old one as the
+    spare (``staging`` is in the cache's area, ``key_area(live.parent, live.name)``)."""
     fsync_dir(staging)
     if not os.path.lexists(live):
         os.rename(staging, live)
-    elif _renameat2_exchange(staging, live):
+        return
+    if _renameat2_exchange(staging, live):
         pass  # staging now holds the previous generation
     else:
         # No atomic exchange on this platform: a short window without a live cache.
@@ -212,4 +229,9 @@ def commit(staging: Path, live: Path) -> None:
         os.rename(staging, live)
         staging = old
     fsync_dir(live.parent)
-    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        with KeyArea(live.parent, live.name, create=False) as area:
+            remove_below(area.fd, SPARE_NAME)  # what the build took nothing from
+            os.rename(staging.name, SPARE_NAME, src_dir_fd=area.fd, dst_dir_fd=area.fd)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)

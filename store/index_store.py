@@ -2,28 +2,23 @@
 
 ``update_index`` is the build: it compares the source's file hashes with the cache's,
 parses only new and changed files, carries unchanged files' sections forward (their raw
-files are copied, their postings remapped), re-runs the global id pass, writes the new
-generation into a staging directory and swaps it in atomically.
+files moved from the spare generation or copied, their postings remapped), re-runs the
+global id pass, writes the new generation into a staging directory and swaps it in
+atomically.
 
 Carrying is cheap because the old generation vouches for itself: its search index records
 the manifest's digest and each raw file's sha256. When the manifest matches, its section
 entries are copied as text, per file, without being decoded (only a file whose ids the id
 pass changes is decoded and re-serialized); each raw file is checked by one hash as it is
-copied. Anything that does not match turns the build into a full one.
-
-Raw files are copied, not hard-linked: a cache file with a second link is refused by
-readers that name caches (``server.cache_paths``: a hard link may lead outside the root),
-so a hard-linked generation made ``doc-index resolve`` and the MCP server fail with
-cache_missing during every incremental build and right after its swap.
+carried (``store.raw_files``: moved from the spare generation, not hard-linked). Anything
+that does not match turns the build into a full one.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
-import stat
 import time
 from array import array
 from collections.abc import Callable
@@ -57,6 +52,8 @@ from .manifest import (
     manifest_header,
     utc_timestamp,
 )
+from .raw_files import Untrusted as _Untrusted  # the live generation is not what the plan
+from .raw_files import carry_raw, read_checked  # or its search index says: build it all
 from .roots import default_root
 from .search_index import KIND_NAMES, IndexWriter, SearchIndex, read_search_index
 
@@ -216,11 +213,6 @@ def warm_worker(store: IndexStore, key: str, full: bool) -> WarmWorker:
     return WarmWorker(fork=likely)
 
 
-class _Untrusted(Exception):
-    """The live generation is not what the plan or its search index says (a damaged raw
-    file, say): the incremental build stops and a full build runs instead."""
-
-
 class IndexStore:
     """The caches under one root: ``<root>/<key>/``; each cache's build lock and staging
     directories are in ``<root>/.doc-index-tmp/<key>/`` (``store.commit``)."""
@@ -263,7 +255,7 @@ class IndexStore:
         with self.lock(key), commit_mod.KeyArea(self.root, key, create=True) as area:
             doomed = f"deleted.{os.getpid()}"
             os.rename(live, doomed, dst_dir_fd=area.fd)
-            area.clean()
+            area.clean(keep_spare=False)
         return True
 
     def _read_old_head(self, key: str) -> tuple[bytes, dict[str, Any]] | None:
@@ -295,7 +287,7 @@ class IndexStore:
         it: its manifest still has the plan's header, its search index is intact and
         records this manifest by digest, for this build configuration; _Untrusted
         otherwise. The sections are located later, when files are carried
-        (``_Old.carry``); raw files are checked when they are copied (``_copy_checked``).
+        (``_Old.carry``); raw files are checked when they are carried (``raw_files``).
         (The plan keeps only the header: the whole manifest is held from here on, and only
         as long as carrying needs it.)"""
         header = plan.old_header
@@ -409,6 +401,10 @@ class IndexStore:
             raise
         finally:
             parsed.close()
+        if plan.jobs:  # the parse cache grew: keep it under its cap
+            from .parse_cache import trim
+
+            trim(self.root)
         return report
 
     def _write_generation(
@@ -432,7 +428,8 @@ class IndexStore:
         carry: Carry | None = None
         try:
             if old is not None:  # first what does not wait for the parser
-                _copy_checked(live, staging, [(p, old.raw_digests[p]) for p in plan.unchanged])
+                carry_raw(live, staging, [(p, old.raw_digests[p]) for p in plan.unchanged],
+                          [path for path, _, _ in plan.jobs])
                 carry = old.carry()
             for done, source in enumerate(scan.files, 1):
                 if carry is not None and source.path in unchanged:
@@ -549,87 +546,17 @@ def _without_reserved(scan: Scan) -> tuple[Scan, list[tuple[str, str]]]:
     return Scan(kept, scan.skipped, scan.commit_hash), reserved
 
 
-def _open_live(live: Path) -> int:
-    """A handle on the live generation's directory; _Untrusted if it cannot be opened."""
-    try:
-        return os.open(live, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        raise _Untrusted(str(live)) from None
-
-
-def _read_checked(live_fd: int, path: str, digest: str) -> bytes:
-    """A raw file of the live generation (``path`` under the directory ``live_fd``) if it
-    is a regular file (not a symlink) whose sha256 is ``digest``; raise _Untrusted
-    otherwise. (Plain descriptors, no file objects: this runs once per unchanged file.)"""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=live_fd)
-    except OSError:
-        raise _Untrusted(path) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _Untrusted(path)
-        # One read of one byte more than its size: a regular file reads whole, and a file
-        # that grew or shrank fails the hash below.
-        data = os.read(fd, info.st_size + 1)
-    finally:
-        os.close(fd)
-    if hashlib.sha256(data).hexdigest() != digest:
-        raise _Untrusted(path)
-    return data
-
-
 def _check_raw_files(live: Path, old: _Old) -> None:
     """_Untrusted unless every raw file of the live generation is intact."""
-    live_fd = _open_live(live)
+    try:
+        live_fd = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        raise _Untrusted(str(live)) from None
     try:
         for path, digest in old.raw_digests.items():
-            _read_checked(live_fd, path, digest)
+            read_checked(live_fd, path, digest)
     finally:
         os.close(live_fd)
-
-
-def _copy_checked(live: Path, staging: Path, files: list[tuple[str, str]]) -> None:
-    """Copy raw files (path, sha256) of the live generation into ``staging``, each checked
-    (``_read_checked``). Copied, not hard-linked: see the module docstring."""
-    live_fd = _open_live(live)
-    try:
-        staging_fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        os.close(live_fd)
-        raise
-    made: set[str] = set()
-    try:
-        for path, digest in files:
-            data = _read_checked(live_fd, path, digest)
-            folder = path.rpartition("/")[0]
-            if folder and folder not in made:
-                _make_folders(staging_fd, folder, made)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666,
-                         dir_fd=staging_fd)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-            finally:
-                os.close(fd)
-    finally:
-        os.close(live_fd)
-        os.close(staging_fd)
-
-
-def _make_folders(dir_fd: int, folder: str, made: set[str]) -> None:
-    """Create ``folder`` and its parents under ``dir_fd`` (the parse workers may have made
-    some of them already)."""
-    parts = folder.split("/")
-    for i in range(1, len(parts) + 1):
-        here = "/".join(parts[:i])
-        if here not in made:
-            try:
-                os.mkdir(here, dir_fd=dir_fd)
-            except FileExistsError:
-                pass
-            made.add(here)
 
 
 def _drop(report: BuildReport, path: str) -> None:

@@ -2,10 +2,10 @@
 
 ``BuildLock`` locks a file that stays (the hook's and a clone's lock, in a git directory).
 ``CacheLock`` is a cache's build lock, ``<root>/.doc-index-tmp/<key>/lock`` (see
-``store.commit``): it exists only while a build holds or waits for it, so a root holds
-nothing but caches between builds and deleting a cache leaves no lock behind. Whoever
-holds a lock may unlink it; a waiter that then gets the unlinked file notices (the name
-no longer leads to the file it locked) and starts over.
+``store.commit``): it exists only while a build holds or waits for it, so no lock stays
+between builds and deleting a cache leaves none behind. Whoever holds a lock may unlink
+it; a waiter that then gets the unlinked file notices (the name no longer leads to the
+file it locked) and starts over.
 """
 
 from __future__ import annotations

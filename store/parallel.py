@@ -47,11 +47,17 @@ def write_raw(staging: Path, path: str, raw: bytes) -> None:
 
 
 def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
-    """Parse a file and store its raw bytes; the reason string when it is not indexable."""
-    from ..indexer.document import NotIndexable, index_file  # in the worker, not before
+    """Parse a file (or take its sections from the parse cache) and store its raw bytes;
+    the reason string when it is not indexable."""
+    from ..indexer.document import NotIndexable, index_file, normalize_source  # in the worker
+    from .parse_cache import for_build
 
     try:
-        parsed = index_file(path, data)
+        cache = for_build(staging)
+        parsed = cache.get(path, data, normalize_source(data))
+        if parsed is None:
+            parsed = index_file(path, data)
+            cache.put(path, data, parsed)
     except NotIndexable as exc:
         return exc.reason
     except RecursionError:
@@ -61,9 +67,14 @@ def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
 
 
 def parse_batch(batch: list[tuple[str, bytes | str]], staging: str) -> list[ParsedFile | str]:
-    """``parse_one`` over (path, bytes or skip reason) pairs, in order."""
-    return [content if isinstance(content, str) else parse_one(path, content, staging)
-            for path, content in batch]
+    """``parse_one`` over (path, bytes or skip reason) pairs, in order (their parse cache
+    entries written as one pack)."""
+    from .parse_cache import for_build
+
+    results = [content if isinstance(content, str) else parse_one(path, content, staging)
+               for path, content in batch]
+    for_build(staging).flush()
+    return results
 
 
 def _worker_count(jobs: list[Job]) -> int:
@@ -96,9 +107,14 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
     import multiprocessing
 
     if workers == 0 or "fork" not in multiprocessing.get_all_start_methods():
-        for path, read, _ in jobs:
+        from .parse_cache import for_build
+
+        for n, (path, read, _) in enumerate(jobs, 1):
             data = _read(read)
-            yield path, data if isinstance(data, str) else parse_one(path, data, str(staging))
+            result = data if isinstance(data, str) else parse_one(path, data, str(staging))
+            if n == len(jobs):  # before the last yield: the consumer may stop there
+                for_build(str(staging)).flush()
+            yield path, result
         return
     ctx = multiprocessing.get_context("fork")
     _warm_parsers(jobs)
@@ -159,6 +175,9 @@ def _serve(data: list[tuple[str, bytes | str]], staging: str, out: BinaryIO) -> 
             result = exc
         pickle.dump((path, result), out, protocol=pickle.HIGHEST_PROTOCOL)
         out.flush()
+    from .parse_cache import for_build
+
+    for_build(staging).flush()
 
 
 class WarmWorker:
@@ -303,6 +322,9 @@ def _warm_parsers(jobs: list[Job]) -> None:
     inherit them (not the other one: tens of milliseconds before any parse starts)."""
     from ..indexer.document import index_file  # noqa: F401 (imported for the workers)
     from ..indexer.formats import is_rst_path
+    from .parse_cache import indexer_salt
+
+    indexer_salt()
 
     rst = [is_rst_path(path) for path, _, _ in jobs]
     if not all(rst):

@@ -124,3 +124,20 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.setenv(f"GIT_{who}_NAME", "Test")
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "test@example.com")
     return tmp_path
+
+
+def store_leftovers(root: Path) -> list[str]:
+    """What builds left in the root's store area (``.doc-index-tmp``) beyond what the store
+    keeps there between builds (each cache's spare generation, the parse cache): empty
+    when every build ended, however it ended."""
+    area = root / ".doc-index-tmp"
+    if not area.is_dir():
+        return []
+    return sorted(f"{key}/{name}" for key in os.listdir(area)
+                  for name in os.listdir(area / key)
+                  if name != ("parsed" if key == ".doc-index-tmp" else "spare"))
+
+
+def caches_only(root: Path) -> list[str]:
+    """The root's entries but the store's area (spares and parse cache stay there)."""
+    return sorted(name for name in os.listdir(root) if name != ".doc-index-tmp")

@@ -101,7 +101,7 @@ def test_report_figures_parse(quick_report: Path) -> None:
                           target_rows, re.MULTILINE)
     assert len(verdicts) >= 15
     not_run = [measure for measure, verdict in verdicts if verdict == "not run"]
-    assert len(not_run) == 4 and all("20x" in m for m in not_run)  # --quick: 1x and 5x only
+    assert len(not_run) == 5 and all("20x" in m for m in not_run)  # --quick: 1x and 5x only
 
 
 def test_results_json(quick_report: Path) -> None:
@@ -116,9 +116,10 @@ def test_results_json(quick_report: Path) -> None:
     build = results["build"]["corpora"]
     assert {"fastapi-docs", "flask-docs", "fastapi-x5"} <= set(build)
     for corpus in build.values():
-        for kind in ("full", "nochange", "onechange"):
+        for kind in ("full", "nochange", "onechange", "secondname"):
             assert corpus[kind]["wall_s"]["median"] > 0
             assert corpus[kind]["peak_rss_mb"]["median"] > 5
+        assert corpus["ratios"]["secondname_vs_full"]["median"] > 0
     for corpus in results["resolve"]["corpora"].values():
         # Warm calls were warm: one cache load for all of them (a count; timings are only
         # checked to be positive, since load beside the run can stretch any of them).

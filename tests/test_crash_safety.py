@@ -11,7 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE_REPOS, build, cache_files, manifest, without_indexed_at
+from conftest import (
+    SAMPLE_REPOS,
+    build,
+    cache_files,
+    manifest,
+    store_leftovers,
+    without_indexed_at,
+)
 from doc_index.server.native_cache import load_native_cache
 
 
@@ -79,8 +86,7 @@ def _kill_loop(tmp_path: Path, iterations: int, seed: int) -> dict[str, int]:
     build(source, clean, name="src", full=True)
     assert without_indexed_at(cache_files(root / "local-src")) == without_indexed_at(
         cache_files(clean / "local-src"))
-    staging = root / ".doc-index-tmp"
-    assert not staging.exists() or not any(staging.iterdir())
+    assert store_leftovers(root) == []
     return counts
 
 

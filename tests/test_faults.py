@@ -26,6 +26,7 @@ from conftest import (
     build,
     cache_files,
     run_cli,
+    store_leftovers,
     wait_for,
     without_indexed_at,
     write_tree,
@@ -77,8 +78,7 @@ def clean_build(source: Path, tmp: Path) -> dict[str, bytes]:
 
 
 def staging_is_empty(root: Path) -> bool:
-    area = root / commit_mod.STAGING_DIR
-    return not area.exists() or not any(area.iterdir())
+    return not store_leftovers(root)
 
 
 def one_error_line(proc: subprocess.CompletedProcess[bytes]) -> str:
@@ -554,11 +554,12 @@ def test_readers_during_rebuilds_long(tmp_path: Path) -> None:
 def test_inspect_reads_again_a_generation_replaced_while_it_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A rebuild's swap lands between inspect opening the cache and reading its manifest
-    (the old generation is deleted): inspect reads the new one, never says invalid."""
+    """Rebuilds land between inspect opening the cache and reading its manifest (the
+    generation it opened is replaced, kept as the spare, then deleted by the next swap):
+    inspect reads the new one, never says invalid."""
     a, b = two_states(tmp_path)
     ref = tmp_path / "ref"
-    build(b, ref, name="src")
+    build(a, ref, name="src")
     expected = tools.inspect_cache(ref / KEY)
     root = tmp_path / "root"
     build(a, root, name="src")
@@ -567,9 +568,9 @@ def test_inspect_reads_again_a_generation_replaced_while_it_is_read(
 
     def read_after_a_rebuild(dir_fd: int, relpath: str, **kwargs: object) -> bytes:
         if not rebuilt:
-            rebuilt.append(cli_build(b, root).returncode)
+            rebuilt.extend(cli_build(state, root).returncode for state in (b, a))
         return real_read(dir_fd, relpath, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(tools, "read_regular", read_after_a_rebuild)
     assert tools.inspect_cache(root / KEY) == expected
-    assert rebuilt == [0]
+    assert rebuilt == [0, 0]

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import build, write_tree
+from conftest import build, caches_only, write_tree
 from doc_index.server import tools
 from doc_index.server.cache_paths import resolve_cache_name
 from doc_index.store.index_store import IndexStore, InvalidCacheKey
@@ -224,7 +224,7 @@ def test_cli_build_name_outside_the_root(tmp_path: Path, name: str) -> None:
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith(b"error: invalid cache name") and proc.stderr.count(b"\n") == 1
     assert sorted(os.listdir(tmp_path)) == before
-    assert sorted(os.listdir(root)) == [GOOD]
+    assert caches_only(root) == [GOOD]
 
 
 # --------------------------------------------------------------------------- property

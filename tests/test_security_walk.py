@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import manifest, run_cli, write_tree
+from conftest import caches_only, manifest, run_cli, write_tree
 from doc_index.store.index_store import IndexStore
 from doc_index.store.sources import scan_directory
 
@@ -277,7 +277,7 @@ def test_a_cache_named_x_lock_cannot_replace_the_lock_of_x(tmp_path: Path) -> No
         assert manifest(root / "local-x.lock")["doc_files"] == ["a.md"]
         assert store.lock("local-x").held_elsewhere()  # still the lock of local-x, held
     assert store.list_keys() == ["local-x.lock"]
-    assert sorted(os.listdir(root)) == ["local-x.lock"]
+    assert caches_only(root) == ["local-x.lock"]
 
 
 def test_a_root_with_lock_files_of_the_old_layout(tmp_path: Path) -> None:
@@ -292,10 +292,10 @@ def test_a_root_with_lock_files_of_the_old_layout(tmp_path: Path) -> None:
     for name in ("x.lock", "x", "y"):  # x.lock first: its place holds a lock file
         proc = run_cli("build", str(src), "--root", str(root), "--name", f"local-{name}")
         assert proc.returncode == 0, proc.stderr
-    assert sorted(os.listdir(root)) == ["local-x", "local-x.lock", "local-y"]
+    assert caches_only(root) == ["local-x", "local-x.lock", "local-y"]
     (root / "local-x.lock.lock").write_bytes(b"")
     assert run_cli("delete", "local-x.lock", "--root", str(root)).returncode == 0
-    assert sorted(os.listdir(root)) == ["local-x", "local-y"]
+    assert caches_only(root) == ["local-x", "local-y"]
 
 
 def test_staging_area_name_is_reserved_everywhere(tmp_path: Path) -> None:
@@ -340,6 +340,7 @@ def _built(tmp_path: Path) -> tuple[Path, Path]:
     root = tmp_path / "root"
     assert run_cli("build", str(src), "--root", str(root), "--name", KEY).returncode == 0
     (src / "b.md").write_text("# B\n\nchanged\n")  # the next build has work to do
+    shutil.rmtree(root / ".doc-index-tmp")  # the parse cache: the tests plant their own area
     return src, root
 
 
@@ -393,4 +394,4 @@ def test_a_staging_area_of_another_owner_is_refused(tmp_path: Path) -> None:
     os.chown(theirs, 65534, 65534)
     proc = run_cli("build", str(src), "--root", str(theirs), "--name", KEY)
     assert proc.returncode == 0, proc.stderr
-    assert os.listdir(theirs) == [KEY]
+    assert caches_only(theirs) == [KEY]

@@ -8,7 +8,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE_REPOS, build, cache_files, manifest, without_indexed_at, write_tree
+from conftest import (
+    SAMPLE_REPOS,
+    build,
+    cache_files,
+    caches_only,
+    manifest,
+    store_leftovers,
+    without_indexed_at,
+    write_tree,
+)
 from doc_index.store.index_store import CURRENT_INDEX_VERSION, IndexStore
 from doc_index.store.manifest import SECTION_FIELDS
 from freezegun import freeze_time
@@ -31,8 +40,9 @@ def test_manifest_fields_in_order(docs: Path, root: Path) -> None:
     assert man["index_version"] == CURRENT_INDEX_VERSION
     assert man["repo"] == "local/docs-src" and man["commit_hash"] == ""
     assert man["cache_version"].startswith("sha256:") and man["document_count"] == 1
-    # Between builds the root holds the caches only (the lock lives while a build runs).
-    assert os.listdir(root) == ["local-docs-src"]
+    # Between builds the root holds the caches and the store's area with what it keeps
+    # (the lock and staging live while a build runs).
+    assert caches_only(root) == ["local-docs-src"] and store_leftovers(root) == []
 
 
 def test_same_input_gives_same_bytes(tmp_path: Path) -> None:
@@ -143,7 +153,7 @@ def test_delete(docs: Path, root: Path) -> None:
     assert store.list_keys() == ["local-docs-src"]
     assert store.delete_index("local-docs-src") is True
     assert not (root / "local-docs-src").exists()
-    assert os.listdir(root) == []  # no lock, no staging area left behind
+    assert caches_only(root) == [] and store_leftovers(root) == []  # no lock, no staging
     assert store.delete_index("local-docs-src") is False
 
 

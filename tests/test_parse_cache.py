@@ -1,0 +1,210 @@
+"""The parse cache (``store.parse_cache``): a second cache of the same docs is built from
+the sections parsed for the first, byte for byte what parsing gives; entries are checked
+when read (damaged, foreign, planted ones are ignored and the file parsed again) and the
+folder stays under its size cap."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import build, cache_files, run_cli, store_leftovers, write_tree
+from doc_index.indexer import document
+from doc_index.store import parse_cache
+from freezegun import freeze_time
+
+FILES = {
+    "guide/intro.md": "# Intro\n\nRetry a request after a timeout.\n\n## Backoff\n\nWait.\n",
+    "guide/setup.rst": "Setup\n=====\n\nInstall it.\n\nOptions\n-------\n\nSet them.\n",
+    "api.md": "Text before.\n\n# API\n\n`client.get()` returns a response.\n",
+}
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths ``index_file`` parses from now on (in this process: small builds parse
+    in-process)."""
+    seen: list[str] = []
+    real = document.index_file
+
+    def counting(path: str, data: bytes):  # noqa: ANN202
+        seen.append(path)
+        return real(path, data)
+
+    monkeypatch.setattr(document, "index_file", counting)
+    return seen
+
+
+def entries(root: Path) -> dict[str, Path]:
+    folder = parse_cache.folder(root)
+    return {p.name: p for p in folder.iterdir()} if folder.is_dir() else {}
+
+
+def entry_of(root: Path, docs: Path, rel: str) -> Path:
+    return parse_cache.folder(root) / parse_cache.entry_name(rel, (docs / rel).read_bytes())
+
+
+def frozen_build(docs: Path, root: Path, name: str) -> dict[str, bytes]:
+    with freeze_time("2026-03-01 12:00:00"):
+        report = build(docs, root, name=name)
+    assert report.written
+    return cache_files(root / f"local-{name}")
+
+
+def test_a_second_name_is_built_from_the_parse_cache_with_the_same_bytes(
+        tmp_path: Path, parses: list[str]) -> None:
+    docs = write_tree(tmp_path / "docs", FILES)
+    root = tmp_path / "root"
+    frozen_build(docs, root, "one")
+    assert sorted(parses) == sorted(FILES) and len(entries(root)) == len(FILES)
+    # One pack for the files parsed together, each entry a name (link) of it.
+    assert len({p.stat().st_ino for p in entries(root).values()}) == 1
+    parses.clear()
+    reused = frozen_build(docs, root, "two")
+    assert parses == []  # nothing parsed: every file came from the parse cache
+    parsed = frozen_build(docs, tmp_path / "fresh", "two")
+    assert sorted(parses) == sorted(FILES)
+    assert reused == parsed
+    assert store_leftovers(root) == []
+
+
+def test_a_changed_file_or_indexer_is_parsed_again(tmp_path: Path, parses: list[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = write_tree(tmp_path / "docs", FILES)
+    root = tmp_path / "root"
+    build(docs, root, name="one")
+    write_tree(docs, {"api.md": FILES["api.md"] + "\nMore.\n"})
+    parses.clear()
+    build(docs, root, name="two")
+    assert parses == ["api.md"]
+    monkeypatch.setattr(parse_cache, "_salt", b"another indexer")
+    parses.clear()
+    build(docs, root, name="three")
+    assert sorted(parses) == sorted(FILES)
+
+
+def entry_blob(path: Path) -> bytes:
+    """The entry named ``path``, read from its pack."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        blob = parse_cache.read_entry(fd, path.name)
+    finally:
+        os.close(fd)
+    assert blob is not None
+    return blob
+
+
+def own_pack(path: Path, blob: bytes, name: str | None = None) -> None:
+    """Make ``path`` a pack of its own holding ``blob`` (as entry ``name``)."""
+    path.unlink()
+    path.write_bytes(parse_cache.pack([(name or path.name, blob)]))
+
+
+def _rehashed(blob: bytes, change) -> bytes:  # noqa: ANN001
+    """An entry whose body ``change`` rewrote, with a matching hash (a forged entry)."""
+    head = len(parse_cache.MAGIC) + 65
+    body = json.loads(blob[head:])
+    change(body)
+    data = json.dumps(body).encode()
+    return parse_cache.MAGIC + hashlib.sha256(data).hexdigest().encode() + b"\n" + data
+
+
+def _move_section(body: dict) -> None:
+    body["sections"][0][3] += 1  # its byte range no longer holds its bytes
+
+
+def _bad_dedup(body: dict) -> None:
+    body["sections"][0][10] = 7  # the dedup hash is not a string
+
+
+def _far_offset(p: Path, other: Path) -> None:
+    blob = entry_blob(p)
+    data = parse_cache.pack([(p.name, blob)])
+    start = data.index(p.name.encode()) + 65
+    p.unlink()
+    p.write_bytes(data[:start] + b"999999999999" + data[start + 12:])
+
+
+def _huge_count(p: Path, other: Path) -> None:
+    data = parse_cache.pack([(p.name, entry_blob(p))])
+    at = len(parse_cache.PACK_MAGIC)
+    p.unlink()
+    p.write_bytes(data[:at] + b"99999999" + data[at + 8:])  # rows past the end: not read
+
+
+DAMAGE = {
+    "truncated": lambda p, other: own_pack(p, entry_blob(p)[:-20]),
+    "flipped byte": lambda p, other: own_pack(p, entry_blob(p).replace(b"Intro", b"Intrx")),
+    "moved range": lambda p, other: own_pack(p, _rehashed(entry_blob(p), _move_section)),
+    "bad type": lambda p, other: own_pack(p, _rehashed(entry_blob(p), _bad_dedup)),
+    "another file's entry": lambda p, other: own_pack(p, entry_blob(other)),
+    "a pack without it": lambda p, other: own_pack(p, entry_blob(other), other.name),
+    "offset past the end": _far_offset,
+    "row count past the end": _huge_count,
+    "empty": lambda p, other: (p.unlink(), p.write_bytes(b"")),
+    "symlink": lambda p, other: (p.unlink(), os.symlink(other, p)),
+    "folder": lambda p, other: (p.unlink(), p.mkdir()),
+    "fifo": lambda p, other: (p.unlink(), os.mkfifo(p)),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_or_foreign_entry_is_ignored_and_parsed_again(
+        tmp_path: Path, parses: list[str], damage: str) -> None:
+    docs = write_tree(tmp_path / "docs", FILES)
+    root = tmp_path / "root"
+    frozen_build(docs, root, "one")
+    DAMAGE[damage](entry_of(root, docs, "guide/intro.md"), entry_of(root, docs, "api.md"))
+    parses.clear()
+    reused = frozen_build(docs, root, "two")
+    assert parses == ["guide/intro.md"]
+    assert reused == frozen_build(docs, tmp_path / "fresh", "two")
+
+
+def test_an_oversized_entry_is_ignored(tmp_path: Path, parses: list[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = write_tree(tmp_path / "docs", FILES)
+    root = tmp_path / "root"
+    build(docs, root, name="one")
+    entry = entry_of(root, docs, "guide/intro.md")
+    monkeypatch.setattr(parse_cache, "MAX_ENTRY_BYTES", len(entry_blob(entry)) - 1)
+    parses.clear()
+    build(docs, root, name="two")
+    assert parses == ["guide/intro.md"]
+
+
+def test_a_planted_parse_cache_folder_is_not_used(tmp_path: Path) -> None:
+    """The folder is a symlink to elsewhere: builds work, nothing is written through it."""
+    docs = write_tree(tmp_path / "docs", FILES)
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    parse_cache.folder(root).parent.mkdir(parents=True)
+    os.symlink(outside, parse_cache.folder(root))
+    done = run_cli("build", str(docs), "--root", str(root), "--name", "one")
+    assert done.returncode == 0, done.stderr
+    assert os.listdir(outside) == []
+
+
+def test_the_parse_cache_stays_under_its_cap(tmp_path: Path) -> None:
+    """With a cap of 1 MiB, builds that write more entries than that leave at most 1 MiB;
+    a cap of 0 turns the cache off."""
+    pages = {f"p{i:02d}.md": "".join(f"## Part {i} {j}\n\nterm{i}x{j} word{j}y{i} zeta{j}\n\n"
+                                     for j in range(400)) for i in range(16)}
+    docs = write_tree(tmp_path / "docs", pages)
+    root = tmp_path / "root"
+    env = {"DOC_INDEX_PARSE_CACHE_MB": "1"}
+    for name in ("one", "two"):
+        done = run_cli("build", str(docs), "--root", str(root), "--name", name, env=env)
+        assert done.returncode == 0, done.stderr
+        sizes = [p.stat().st_size for p in entries(root).values()]
+        assert 0 < sum(sizes) <= 1024 * 1024
+    uncapped = tmp_path / "uncapped"
+    assert run_cli("build", str(docs), "--root", str(uncapped)).returncode == 0
+    assert sum(p.stat().st_size for p in entries(uncapped).values()) > 1024 * 1024
+    assert run_cli("build", str(docs), "--root", str(tmp_path / "off"),
+                   env={"DOC_INDEX_PARSE_CACHE_MB": "0"}).returncode == 0
+    assert entries(tmp_path / "off") == {}
