@@ -242,8 +242,11 @@ def read_entry(fd: int, name: str) -> bytes | None:
     top = len(PACK_MAGIC) + 9
     head = os.pread(fd, top, 0)
     count = head[len(PACK_MAGIC):top - 1]
+    # A pack holds under FLUSH_BYTES + MAX_ENTRY_BYTES of entries, each over 200 bytes: its
+    # row table is under 40 MB. (A sparse file of any size could claim one of 9 GB.)
     if (len(head) != top or not head.startswith(PACK_MAGIC) or not count.isdigit()
-            or head[-1:] != b"\n" or top + _ROW * int(count) > info.st_size):
+            or head[-1:] != b"\n" or top + _ROW * int(count) > info.st_size
+            or _ROW * int(count) > MAX_ENTRY_BYTES):
         return None
     rows = os.pread(fd, _ROW * int(count), top)
     at = rows.find(name.encode() + b" ")
@@ -295,7 +298,7 @@ def decode(blob: bytes, name: str, path: str, raw: bytes) -> ParsedFile | None:
                 or not isinstance(fields.get("sections"), list)):
             return None
         sections = [_section(path, raw, n, item) for n, item in enumerate(fields["sections"])]
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # (nested too deeply: not an entry)
         return None
     return ParsedFile(path=path, raw=raw, sections=sections, note=fields["note"])
 
