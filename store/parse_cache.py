@@ -23,7 +23,8 @@ under a temporary name, linked, then the temporary name removed (never a partial
 without fsync: a torn one fails its hash.
 
 Entries are untrusted when read: opened below the checked folder without following a
-symlink, a regular file laid out as a pack with the entry inside it and at most
+symlink, a regular file owned by the root's owner or the user building (a shared root's
+folder may be writable by others), laid out as a pack with the entry inside it and at most
 ``MAX_ENTRY_BYTES``, starting with ``MAGIC`` and the sha256 of the rest, holding its own
 name (an entry copied under another name is foreign), sections of strictly checked types
 whose byte ranges lie in the file and whose ``version`` is the sha256 of those bytes.
@@ -122,12 +123,17 @@ class ParseCache:
         self.fd = -1
         self._pending: list[tuple[str, bytes]] = []
         self._pending_bytes = 0
+        self._writers: frozenset[int] = frozenset()
         if cap_bytes() == 0:
             return
         try:
-            self.fd = _open_folder(root, create=True)
+            self.fd, owner = _open_folder(root, create=True)
         except OSError:  # not ours, a symlink, or no room: build without it
             self.fd = -1
+            return
+        # Whose entries are taken: the root's owner's and ours. (The folder may be writable
+        # by others; an entry's name and hash are no proof of who parsed it.)
+        self._writers = frozenset({owner, os.geteuid()})
 
     def get(self, path: str, data: bytes, raw: bytes) -> ParsedFile | None:
         """The entry for ``path`` with bytes ``data`` (normalized: ``raw``), if there is a
@@ -140,7 +146,7 @@ class ParseCache:
         except OSError:
             return None
         try:
-            blob = read_entry(fd, name)
+            blob = read_entry(fd, name) if os.fstat(fd).st_uid in self._writers else None
         except OSError:
             return None
         finally:
@@ -216,10 +222,11 @@ def for_build(staging: str) -> ParseCache:
     return _current[1]
 
 
-def _open_folder(root: Path, *, create: bool) -> int:
-    """The entries' folder (made with ``create``), each level checked (``commit``)."""
+def _open_folder(root: Path, *, create: bool) -> tuple[int, int]:
+    """The entries' folder (made with ``create``), each level checked (``commit``), and
+    the root's owner."""
     with KeyArea(root, STAGING_DIR, create=create) as area:
-        return open_checked(area.fd, FOLDER, area.owner, folder(root), create)
+        return open_checked(area.fd, FOLDER, area.owner, folder(root), create), area.owner
 
 
 def pack(entries: list[tuple[str, bytes]]) -> bytes:
@@ -342,7 +349,7 @@ def trim(root: Path) -> None:
     first."""
     cap = cap_bytes()
     try:
-        fd = _open_folder(root, create=False)
+        fd, _ = _open_folder(root, create=False)
     except OSError:
         return
     try:

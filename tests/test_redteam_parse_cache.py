@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from conftest import write_tree
+from doc_index.indexer import document
 from doc_index.store import parse_cache
-from test_parse_cache import FILES, entry_of, frozen_build, own_pack, parses
+from test_parse_cache import FILES, entry_blob, entry_of, frozen_build, own_pack, parses
 
 __all__ = ["parses"]  # the fixture, used by name
 
@@ -51,3 +52,27 @@ def test_a_sparse_pack_claiming_a_huge_row_table_is_not_read(
     finally:
         os.close(fd)
     assert asked  # the head was read
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user's needs root")
+def test_an_entry_another_user_wrote_is_not_taken(tmp_path: Path, parses: list[str]) -> None:
+    """Whoever can write the folder can compute an entry's name and hash; an entry with
+    the right bytes but lies elsewhere (tokens 0: selected whatever the budget) is taken
+    only from the root's owner or the user building."""
+    docs = write_tree(tmp_path / "docs", FILES)
+    root = tmp_path / "root"
+    frozen_build(docs, root, "one")
+    entry = entry_of(root, docs, "guide/intro.md")
+    data = (docs / "guide/intro.md").read_bytes()
+    honest = parse_cache.decode(entry_blob(entry), entry.name, "guide/intro.md",
+                                document.normalize_source(data))
+    assert honest is not None
+    lied = honest._replace(sections=[s._replace(tokens=0) for s in honest.sections])
+    forged = parse_cache.encode(entry.name, lied)
+    assert forged is not None
+    own_pack(entry, forged)
+    os.chown(entry, 12345, 12345)
+    parses.clear()
+    reused = frozen_build(docs, root, "two")
+    assert parses == ["guide/intro.md"]
+    assert reused == frozen_build(docs, tmp_path / "fresh", "two")
