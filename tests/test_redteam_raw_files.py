@@ -53,3 +53,24 @@ def test_a_sparse_raw_file_is_not_read_for_its_claimed_size(
     write_tree(docs, {"b.md": "# B\n\nbeta 3\n"})
     build(docs, root, name="n")
     assert (live / "a.md").read_bytes() == DOCS["a.md"].encode()
+
+
+@pytest.mark.parametrize("swap", ["manifest fifo", "manifest to /dev/zero", "index fifo"])
+def test_a_live_manifest_or_index_swapped_for_a_special_file_is_not_read(
+        tmp_path: Path, swap: str) -> None:
+    """The build reads the live generation's manifest and search index as readers do: a
+    FIFO (whose open waits for a writer) or a symlink to a device is an unusable cache,
+    rebuilt in full, never a hang or an endless read."""
+    docs = write_tree(tmp_path / "docs", DOCS)
+    root = tmp_path / "root"
+    assert run_cli("build", str(docs), "--root", str(root), "--name", "n").returncode == 0
+    target = root / "n" / ("search.idx" if swap.startswith("index") else "manifest.json")
+    target.unlink()
+    if swap.endswith("fifo"):
+        os.mkfifo(target)
+    else:
+        os.symlink("/dev/zero", target)
+    write_tree(docs, {"b.md": "# B\n\nbeta, changed\n"})
+    done = run_cli("build", str(docs), "--root", str(root), "--name", "n")  # (no writer)
+    assert done.returncode == 0, done.stderr
+    assert run_cli("resolve", "n", "beta", "--root", str(root)).returncode == 0
