@@ -23,6 +23,7 @@ from .store.source_identity import shown_source
 
 NATIVE = "doc-index"
 V0 = "context-engine-v0"
+SOURCE_FIELDS = ("kind", "location", "ref", "commit")  # what ``Source.record`` writes
 
 
 class CacheDetails(NamedTuple):
@@ -73,6 +74,8 @@ def cache_details(root: Path, name: str) -> CacheDetails:
     source = manifest.get("source")
     if source is not None and shown_source(source) is None:
         source, problem = None, problem or "the manifest's source record is malformed"
+    elif source is not None:  # the record's fields only: others are unchecked (1e999 is inf)
+        source = {field: source.get(field) for field in SOURCE_FIELDS}
     commit = _text(manifest.get("commit_hash"))
     return CacheDetails(
         name, NATIVE, info.valid, source,

@@ -58,7 +58,7 @@ def _row(cache: CacheDetails, now: datetime) -> list[str]:
         printable(cache.name),
         source_text(cache),
         printable(source["ref"]) if source.get("ref") else "-",
-        cache.commit[:7] if cache.commit else "-",
+        printable(cache.commit[:7]) if cache.commit else "-",
         f"{cache.sections:,}" if cache.format else "-",
         f"{cache.tokens:,}" if cache.tokens is not None else "-",
         size_text(cache.total_bytes) if cache.format else "-",
@@ -80,7 +80,7 @@ def details_text(cache: CacheDetails, now: datetime | None = None) -> str:
         ("source", source_text(cache)),
         ("ref", printable(source["ref"]) if source.get("ref") else
          "- (the default branch)" if source.get("kind") == "git" else "-"),
-        ("commit", cache.commit or "-"),
+        ("commit", printable(cache.commit) if cache.commit else "-"),
         ("repo", printable(cache.repo) if cache.repo else "-"),
         ("sections", f"{cache.sections:,}"),
         ("tokens", f"{cache.tokens:,}" if cache.tokens is not None else "-"),

@@ -48,6 +48,20 @@ _ANY_FILE: Any = _AnyFile()
 MEMO_BYTES_PER_SECTION = 48
 
 
+def deep_size(value: Any) -> int:
+    """The bytes a parsed JSON value holds, everything in it counted once per reference."""
+    total, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        total += sys.getsizeof(item)
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return total
+
+
 class SectionTable(Sequence[dict[str, Any]]):
     """Sections in manifest order; filled by :class:`SectionTableBuilder`."""
 
@@ -129,6 +143,8 @@ class SectionTableBuilder:
         file = shared.setdefault(file, file)
         parent = entry.get("parent", _ABSENT)
         if isinstance(parent, str):
+            if parent not in shared:  # (a parent is an earlier section's id, shared)
+                self._bytes += sys.getsizeof(parent)
             parent = shared.setdefault(parent, parent)
         t.ids.append(section_id)
         t.files.append(file)
@@ -144,10 +160,14 @@ class SectionTableBuilder:
         if entry.keys() != _FIELDS:
             self._unusual(entry)
         # The objects a section alone holds: its id, path, title and version strings (its
-        # numbers are counted in finish).
+        # numbers are counted in finish), and whatever an unchecked field holds instead (a
+        # hostile manifest's lists, for the memory budget).
         size = sys.getsizeof
-        self._bytes += size(section_id) + size(t.paths[-1]) + size(t.titles[-1]) + size(
-            t.versions[-1])
+        self._bytes += size(section_id) + deep_size(t.paths[-1]) + deep_size(
+            t.titles[-1]) + size(t.versions[-1])
+        for number in (t.depths[-1], t.line_counts[-1]):
+            if type(number) is not int:
+                self._bytes += deep_size(number)
 
     def _unusual(self, entry: dict[str, Any]) -> None:
         """An entry without some unchecked field, or with fields the store does not write."""
@@ -157,6 +177,7 @@ class SectionTableBuilder:
         extra = {k: v for k, v in entry.items() if k not in SECTION_FIELDS}
         if extra:
             t.others[len(t) - 1] = extra
+            self._bytes += deep_size(extra)
 
     def finish(self, doc_files: set[str]) -> SectionTable:
         """The table, with ``problem`` set when a section's file is not in ``doc_files``."""

@@ -51,7 +51,9 @@ def memory_budget(environ: Mapping[str, str]) -> int:
     text = environ.get(MEMORY_ENV)
     if text is None or text == "":
         return DEFAULT_MEMORY_MB * _MIB
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 1 << 30:
+    # (the length first: int() refuses a string of over 4,300 digits with a ValueError)
+    if not (text.isascii() and text.isdigit() and len(text) <= 10) or not (
+            1 <= int(text) <= 1 << 30):
         raise UsageError(f"invalid {MEMORY_ENV}={text!r}: give the MiB of loaded caches the "
                          f"server keeps (a whole number from 1), or unset it for "
                          f"{DEFAULT_MEMORY_MB}")
@@ -91,7 +93,7 @@ def release_freed_memory() -> None:
             import ctypes
 
             _trim = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):
+        except (ImportError, OSError, AttributeError):  # (a Python built without ctypes)
             _trim = False
     if _trim:
         _trim(0)

@@ -38,7 +38,7 @@ from .git_run import FETCH_OPTIONS, run_git, start_git
 from .index_store import BuildReport, IndexStore, Progress, warm_worker
 from .lock import BuildLock
 from .safe_paths import path_problem
-from .source_identity import Source, check_name, git_source, place_of, remote_names
+from .source_identity import Source, git_source, place_of, remote_names
 from .sources import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile
 
 HEAD_REF = "refs/doc-index/HEAD"  # where the remote's HEAD is fetched to
@@ -473,7 +473,7 @@ def build_from_git(
     built from another source is replaced, not refused (``source_identity``)."""
     remote = parse_remote(source)
     identity = remote_source(remote, ref)
-    key = check_name(name) if name is not None else identity.key
+    key = identity.cache_key(name)
     with (
         warm_worker(store, key, full) as warm,  # imports the parsers while git fetches
         open_clone(remote, ref) as (clone, commit),

@@ -39,6 +39,7 @@ from .cache_names import name_problem
 from .lock import CacheLock
 from .manifest import (
     MANIFEST_NAME,
+    MAX_MANIFEST_BYTES,
     SEARCH_INDEX_NAME,
     SECTIONS_MARK,
     CacheVersion,
@@ -50,6 +51,7 @@ from .manifest import (
     manifest_digest,
     manifest_head,
     manifest_header,
+    open_live_file,
     utc_timestamp,
 )
 from .raw_files import Untrusted as _Untrusted  # the live generation is not what the plan
@@ -266,10 +268,10 @@ class IndexStore:
         head = bytearray()
         found = -1
         try:
-            with open(self.cache_dir(key) / MANIFEST_NAME, "rb") as fh:
+            with open_live_file(self.cache_dir(key) / MANIFEST_NAME) as fh:
                 while found == -1:
                     chunk = fh.read(64 * 1024)
-                    if not chunk:
+                    if not chunk or len(head) > MAX_MANIFEST_BYTES:
                         return None
                     start = max(0, len(head) - len(mark))
                     head += chunk
@@ -293,7 +295,8 @@ class IndexStore:
         header = plan.old_header
         assert header is not None and plan.old_head is not None
         try:
-            data = (self.cache_dir(key) / MANIFEST_NAME).read_bytes()
+            with open_live_file(self.cache_dir(key) / MANIFEST_NAME) as fh:
+                data = fh.read(MAX_MANIFEST_BYTES + 1)  # (over: its digest fails below)
             sidecar = read_search_index(self.cache_dir(key) / SEARCH_INDEX_NAME)
             head = SearchIndex.head(sidecar)
             files_region = SearchIndex.files_of(sidecar, head)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..printable import printable
 from .index_store import BuildReport, IndexStore, Progress, warm_worker
-from .source_identity import check_name, directory_source
+from .source_identity import directory_source
 from .sources import DEFAULT_MAX_BYTES, scan_directory
 
 SHOWN_SKIPPED = 20
@@ -28,7 +28,7 @@ def build_from_directory(store: IndexStore, directory: Path, *, name: str | None
     built from another source is replaced, not refused."""
     directory = directory.resolve()
     identity = directory_source(directory)
-    key = check_name(name) if name is not None else identity.key
+    key = identity.cache_key(name)
     with warm_worker(store, key, full) as warm:  # imports the parsers during the walk
         scan = scan_directory(directory, max_bytes=max_bytes, cache_root=store.root)
         return store.update_index(key, identity.owner, identity.name, scan, full=full,

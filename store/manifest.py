@@ -6,13 +6,15 @@ directory is swapped in whole (see ``store.commit``).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
+import stat
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import UsageError
 from .safe_paths import path_problem
@@ -29,6 +31,17 @@ MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 # is a build-time check too (SearchIndexTooLarge). The corpora hold 0.68 (fastapi-docs) to
 # 1.12 (sqlalchemy-docs) search.idx bytes per manifest byte, so this is four manifests.
 MAX_SEARCH_INDEX_BYTES = 4 * MAX_MANIFEST_BYTES
+
+
+def open_live_file(path: Path) -> BinaryIO:
+    """A file of a live cache generation, for a build to read, opened as readers open one
+    (``server.cache_files``): never through a symlink, never waiting on a FIFO, a regular
+    file only (OSError otherwise). Whoever can write the root could put anything there."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    return open(fd, "rb")
 
 
 class CacheTooLarge(UsageError):
@@ -297,7 +310,7 @@ def manifest_head(data: bytes) -> dict[str, Any] | None:
         return None
     try:
         header = json.loads(data[:mark] + b"}")
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested too deeply: not the store's layout)
         return None
     if not isinstance(header, dict) or "sections" in header:
         return None

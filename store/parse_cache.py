@@ -23,7 +23,8 @@ under a temporary name, linked, then the temporary name removed (never a partial
 without fsync: a torn one fails its hash.
 
 Entries are untrusted when read: opened below the checked folder without following a
-symlink, a regular file laid out as a pack with the entry inside it and at most
+symlink, a regular file owned by the root's owner or the user building (a shared root's
+folder may be writable by others), laid out as a pack with the entry inside it and at most
 ``MAX_ENTRY_BYTES``, starting with ``MAGIC`` and the sha256 of the rest, holding its own
 name (an entry copied under another name is foreign), sections of strictly checked types
 whose byte ranges lie in the file and whose ``version`` is the sha256 of those bytes.
@@ -122,12 +123,17 @@ class ParseCache:
         self.fd = -1
         self._pending: list[tuple[str, bytes]] = []
         self._pending_bytes = 0
+        self._writers: frozenset[int] = frozenset()
         if cap_bytes() == 0:
             return
         try:
-            self.fd = _open_folder(root, create=True)
+            self.fd, owner = _open_folder(root, create=True)
         except OSError:  # not ours, a symlink, or no room: build without it
             self.fd = -1
+            return
+        # Whose entries are taken: the root's owner's and ours. (The folder may be writable
+        # by others; an entry's name and hash are no proof of who parsed it.)
+        self._writers = frozenset({owner, os.geteuid()})
 
     def get(self, path: str, data: bytes, raw: bytes) -> ParsedFile | None:
         """The entry for ``path`` with bytes ``data`` (normalized: ``raw``), if there is a
@@ -140,7 +146,7 @@ class ParseCache:
         except OSError:
             return None
         try:
-            blob = read_entry(fd, name)
+            blob = read_entry(fd, name) if os.fstat(fd).st_uid in self._writers else None
         except OSError:
             return None
         finally:
@@ -216,10 +222,11 @@ def for_build(staging: str) -> ParseCache:
     return _current[1]
 
 
-def _open_folder(root: Path, *, create: bool) -> int:
-    """The entries' folder (made with ``create``), each level checked (``commit``)."""
+def _open_folder(root: Path, *, create: bool) -> tuple[int, int]:
+    """The entries' folder (made with ``create``), each level checked (``commit``), and
+    the root's owner."""
     with KeyArea(root, STAGING_DIR, create=create) as area:
-        return open_checked(area.fd, FOLDER, area.owner, folder(root), create)
+        return open_checked(area.fd, FOLDER, area.owner, folder(root), create), area.owner
 
 
 def pack(entries: list[tuple[str, bytes]]) -> bytes:
@@ -242,8 +249,11 @@ def read_entry(fd: int, name: str) -> bytes | None:
     top = len(PACK_MAGIC) + 9
     head = os.pread(fd, top, 0)
     count = head[len(PACK_MAGIC):top - 1]
+    # A pack holds under FLUSH_BYTES + MAX_ENTRY_BYTES of entries, each over 200 bytes: its
+    # row table is under 40 MB. (A sparse file of any size could claim one of 9 GB.)
     if (len(head) != top or not head.startswith(PACK_MAGIC) or not count.isdigit()
-            or head[-1:] != b"\n" or top + _ROW * int(count) > info.st_size):
+            or head[-1:] != b"\n" or top + _ROW * int(count) > info.st_size
+            or _ROW * int(count) > MAX_ENTRY_BYTES):
         return None
     rows = os.pread(fd, _ROW * int(count), top)
     at = rows.find(name.encode() + b" ")
@@ -295,7 +305,7 @@ def decode(blob: bytes, name: str, path: str, raw: bytes) -> ParsedFile | None:
                 or not isinstance(fields.get("sections"), list)):
             return None
         sections = [_section(path, raw, n, item) for n, item in enumerate(fields["sections"])]
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # (nested too deeply: not an entry)
         return None
     return ParsedFile(path=path, raw=raw, sections=sections, note=fields["note"])
 
@@ -339,7 +349,7 @@ def trim(root: Path) -> None:
     first."""
     cap = cap_bytes()
     try:
-        fd = _open_folder(root, create=False)
+        fd, _ = _open_folder(root, create=False)
     except OSError:
         return
     try:

@@ -33,6 +33,7 @@ import stat
 from pathlib import Path
 
 from .commit import SPARE_NAME
+from .manifest import MAX_RAW_FILE_BYTES
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
@@ -174,7 +175,8 @@ def _intact(dir_fd: int, name: str, digest: str) -> int:
         return -1
     try:
         info = os.fstat(fd)
-        if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
+        if (stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+                and info.st_size <= MAX_RAW_FILE_BYTES):  # (a sparse file claims any size)
             data = os.read(fd, info.st_size + 1)
             if hashlib.sha256(data).hexdigest() == digest:
                 return fd
@@ -214,12 +216,12 @@ def read_checked(live_fd: int, path: str, digest: str) -> bytes:
     is a regular file (not a symlink) whose sha256 is ``digest``; raise Untrusted
     otherwise. (Plain descriptors, no file objects: this runs once per unchanged file.)"""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=live_fd)
+        fd = os.open(path, _FILE, dir_fd=live_fd)  # (non-blocking: a FIFO's open waits)
     except OSError:
         raise Untrusted(path) from None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RAW_FILE_BYTES:
             raise Untrusted(path)
         # One read of one byte more than its size: a regular file reads whole, and a file
         # that grew or shrank fails the hash below.

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .manifest import MAX_SEARCH_INDEX_BYTES
+from .manifest import MAX_SEARCH_INDEX_BYTES, open_live_file
 
 MAGIC = b"doc-index search v3\n"
 DIGEST_BYTES = 32  # the sha256 trailer: damage anywhere in the file is cache_invalid
@@ -104,7 +104,7 @@ def read_search_index(path: Path) -> bytes:
     """The bytes of the sidecar at ``path``; ValueError when it is over
     MAX_SEARCH_INDEX_BYTES (checked by fstat before reading, so a huge or sparse file costs
     nothing), OSError when it cannot be read."""
-    with open(path, "rb") as fh:
+    with open_live_file(path) as fh:
         if os.fstat(fh.fileno()).st_size > MAX_SEARCH_INDEX_BYTES:
             raise ValueError(f"search index over {MAX_SEARCH_INDEX_BYTES} bytes")
         data = fh.read(MAX_SEARCH_INDEX_BYTES + 1)

@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 from ..errors import UsageError
 from .cache_names import name_problem
 from .git_run import start_git, wait_git
+from .safe_paths import MAX_COMPONENT_BYTES
 
 DIRECTORY = "directory"
 WORK_TREE = "git-work-tree"
@@ -61,6 +62,8 @@ def check_name(name: str) -> str:
     problem = name_problem(name)
     if problem is None and name.startswith("."):
         problem = "hidden (starts with '.')"
+    if problem is None and len(name.encode("utf-8")) > MAX_COMPONENT_BYTES:
+        problem = f"longer than a file name can be ({MAX_COMPONENT_BYTES} bytes)"
     if problem is not None:
         raise UsageError(f"invalid cache name {name!r} for --name: {problem}")
     return name
@@ -73,13 +76,17 @@ _SCP_LIKE = re.compile(r"^(?:[^@/:\s]+@)?(?P<host>[^/:\s]+):(?P<path>(?!//).*)$"
 def remote_names(source: str) -> tuple[str, str, str] | None:
     """A git URL's (or bare repository path's) url for git, owner and name: the URL's last
     two path components (``https://github.com/pallets/flask.git``: ``pallets``, ``flask``),
-    the host when there is one component; None when the path has none. (Here, not in
-    ``git_source``: a work tree's build names its cache from ``origin`` without importing
-    the git-URL machinery.)"""
+    the host when there is one component; None when the path has none or the URL does not
+    parse (``http://[x``: urlsplit's error would quote the URL, credentials and all). (Here,
+    not in ``git_source``: a work tree's build names its cache from ``origin`` without
+    importing the git-URL machinery.)"""
     host = ""
     if _SCHEME.match(source):
-        parts = urlsplit(source)  # (the scheme lower-cased: git knows ``http``, not ``HTTP``)
-        path, host = parts.path, parts.hostname or ""
+        try:
+            parts = urlsplit(source)  # (the scheme lower-cased: git knows ``http``, not ``HTTP``)
+            path, host = parts.path, parts.hostname or ""
+        except ValueError:
+            return None
         url = parts.scheme + source[len(parts.scheme):]
     elif (scp := _SCP_LIKE.match(source)) and not os.path.exists(source):
         path, host, url = scp.group("path"), scp.group("host"), source
@@ -98,9 +105,13 @@ def remote_names(source: str) -> tuple[str, str, str] | None:
 
 def place_of(location: str) -> str:
     """One spelling per place, for comparing locations: a ``file://`` URL as its path, no
-    trailing ``/`` or ``.git`` (``file:///p/r.git/`` and ``/p/r`` are one repository)."""
+    trailing ``/`` or ``.git`` (``file:///p/r.git/`` and ``/p/r`` are one repository); a
+    ``file://`` URL that does not parse stays as it is."""
     if location.startswith("file://"):
-        location = urlsplit(location).path
+        try:
+            location = urlsplit(location).path
+        except ValueError:  # (a recorded location is read from an untrusted manifest)
+            pass
     return location.rstrip("/").removesuffix(".git").rstrip("/")
 
 
@@ -129,11 +140,26 @@ class Source(NamedTuple):
             return (header.get("owner"), header.get("name")) == (self.owner, self.name)
         if shown_source(old) is None:
             return False
-        return (old["kind"] == self.kind and place_of(old["location"]) == place_of(self.location)
-                and (self.kind != GIT or old["ref"] == self.ref))
+        if old["kind"] != self.kind:
+            return False
+        if self.kind != GIT:  # a folder is its resolved path: ``/p/d.git`` is not ``/p/d``
+            return old["location"] == self.location
+        return place_of(old["location"]) == place_of(self.location) and old["ref"] == self.ref
 
     def shown(self) -> str:
         return shown_source(self.record(""), with_commit=False) or ""
+
+    def cache_key(self, name: str | None) -> str:
+        """The cache's name: ``--name`` as given (``check_name``), else ``key`` if it can
+        name a cache (a long ``--ref``, origin or folder name makes one too long: a
+        UsageError, never a shortened name that two sources could share)."""
+        if name is not None:
+            return check_name(name)
+        if len(self.key.encode("utf-8", "surrogateescape")) > MAX_COMPONENT_BYTES:
+            raise UsageError(f"the default cache name, from the source's name, is longer "
+                             f"than a file name can be ({MAX_COMPONENT_BYTES} bytes): build "
+                             f"with --name NAME")
+        return self.key
 
 
 def shown_source(record: Any, *, with_commit: bool = False) -> str | None:
