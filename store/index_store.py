@@ -260,6 +260,17 @@ class IndexStore:
             area.clean(keep_spare=False)
         return True
 
+    def _refuse_v0_cache(self, key: str, source: Source) -> None:
+        """OtherSource when ``key`` holds a Context Engine v0 cache (``context build``'s):
+        another kind of cache, never replaced without ``replace``. (A damaged doc-index
+        cache has no source to compare and is rebuilt, as before.)"""
+        from ..server.v0_build import is_v0_cache  # (only when there is no usable header)
+
+        if is_v0_cache(self.cache_dir(key)):
+            from .source_identity import OtherSource
+
+            raise OtherSource(key, "a Context Engine v0 cache", source)
+
     def _read_old_head(self, key: str) -> tuple[bytes, dict[str, Any]] | None:
         """The live manifest's header, as text and as fields, if it has a usable one. Only
         the header is read (in small reads: a whole manifest read here and freed made the
@@ -356,9 +367,11 @@ class IndexStore:
                 record = None if source is None else source.record(scan.commit_hash)
                 if (old is not None and source is not None and not replace
                         and not source.same_as(old[1])):
-                    from .source_identity import OtherSource  # (not on the resolve path)
+                    from .source_identity import OtherSource, header_source_text
 
-                    raise OtherSource(key, old[1], source)
+                    raise OtherSource(key, header_source_text(old[1]), source)
+                if old is None and source is not None and not replace:
+                    self._refuse_v0_cache(key, source)
                 plan = plan_build(scan, skipped, owner, name, None if full else old, record)
                 try:
                     report = self._write(key, owner, name, scan, plan, progress, warm, record)

@@ -191,9 +191,11 @@ class OtherSource(UsageError):
     """The cache a build would write was built from a different source (exit 1; nothing
     was written)."""
 
-    def __init__(self, key: str, header: dict[str, Any], source: Source) -> None:
+    def __init__(self, key: str, held: str, source: Source) -> None:
+        # ``held``: what the cache holds, for people (header_source_text, or the kind of a
+        # cache that is no doc-index cache)
         super().__init__(
-            f"cache {key!r} holds {header_source_text(header)}, not {source.shown()}: "
+            f"cache {key!r} holds {held}, not {source.shown()}: "
             f"build with --name NAME to keep both, or --replace to replace it")
 
 

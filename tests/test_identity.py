@@ -108,6 +108,24 @@ def test_another_source_never_replaces_a_cache_without_replace(env: Path) -> Non
     assert not (root / "docs" / "guide.md").exists()
 
 
+def test_a_context_engine_v0_cache_is_never_replaced_without_replace(env: Path) -> None:
+    """A v0 cache (``context build``'s) has no doc-index header to compare: it is another
+    kind of cache, refused like another source (a damaged doc-index cache is rebuilt)."""
+    a = write_tree(env / "alpha" / "docs", DOC)
+    root = env / "root"
+    root.mkdir()
+    shutil.move(v0_cache_from(env, DOC), root / "docs")
+    before = cache_files(root / "docs")
+    line = one_error(cli_build(a, root, "--name", "docs"), 1)
+    assert line == (f"error: cache 'docs' holds a Context Engine v0 cache, not directory "
+                    f"{a.resolve()}: build with --name NAME to keep both, or --replace to "
+                    "replace it")
+    assert cache_files(root / "docs") == before
+    done = cli_build(a, root, "--name", "docs", "--replace")
+    assert done.returncode == 0, done.stderr
+    assert manifest(root / "docs")["source"]["location"] == str(a.resolve())
+
+
 def test_the_same_source_again_stays_incremental(env: Path) -> None:
     a = write_tree(env / "alpha" / "docs", DOC)
     root = env / "root"
