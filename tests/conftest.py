@@ -7,10 +7,12 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from doc_index.server.native_cache import NativeCache, load_native_cache
 from doc_index.store.index_store import BuildReport, IndexStore
 from doc_index.store.source_identity import directory_source
 from doc_index.store.sources import scan_directory
@@ -85,6 +87,36 @@ def run_cli(*args: str, env: dict[str, str] | None = None, input: bytes | None =
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", module, *args], capture_output=True,
                           env=full_env, input=input, timeout=SAFETY_TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """The cache of the test module's ``DOCS`` (a folder named ``docs``), built once per
+    module; a module may define its own ``cache_dir`` instead."""
+    src = write_tree(tmp_path_factory.mktemp("src") / "docs", request.module.DOCS)
+    root = tmp_path_factory.mktemp("root")
+    build(src, root, full=True)
+    return root / "local-docs"
+
+
+@pytest.fixture(scope="module")
+def cache(cache_dir: Path) -> Iterator[NativeCache]:
+    """``cache_dir`` loaded for resolve."""
+    loaded = load_native_cache(cache_dir)
+    yield loaded
+    loaded.close()
+
+
+class CountingPattern:
+    """A compiled pattern that counts its ``finditer`` calls."""
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern = pattern
+        self.calls = 0
+
+    def finditer(self, text: str) -> Any:
+        self.calls += 1
+        return self.pattern.finditer(text)
 
 
 def v0_cache_from(tmp_path: Path, files: dict[str, str]) -> Path:

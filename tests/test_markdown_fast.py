@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from conftest import CountingPattern
 from doc_index.indexer import markdown
-
-
-class CountingPattern:
-    """A compiled pattern that counts its ``finditer`` calls."""
-
-    def __init__(self, pattern: Any) -> None:
-        self.pattern = pattern
-        self.calls = 0
-
-    def finditer(self, text: str) -> Any:
-        self.calls += 1
-        return self.pattern.finditer(text)
 
 
 def test_a_file_of_few_lines_is_not_scanned_for_the_section_cap(

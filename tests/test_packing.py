@@ -7,7 +7,6 @@ too small for anything says how many sections matched; same bytes across builds.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,21 +36,6 @@ DOCS = {
     "weak.md": ("# Notes\n\n" + FILLER * 3 + "A failed job may be retried by hand.\n"),
 }
 QUERY = "retry a failed upload"
-
-
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    src = write_tree(tmp_path_factory.mktemp("src") / "docs", DOCS)
-    root = tmp_path_factory.mktemp("root")
-    build(src, root, full=True)
-    return root / "local-docs"
-
-
-@pytest.fixture(scope="module")
-def cache(cache_dir: Path) -> Iterator[NativeCache]:
-    loaded = load_native_cache(cache_dir)
-    yield loaded
-    loaded.close()
 
 
 def _whole_charge(result: dict) -> int:

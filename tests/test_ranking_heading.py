@@ -8,12 +8,8 @@ BM25F heading weight. A one-word query still gets the bonus.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-from conftest import build, write_tree
-from doc_index.server.native_cache import NativeCache, load_native_cache
+from doc_index.server.native_cache import NativeCache
 from doc_index.server.native_selection import PARAMS, rank
 
 DOCS = {
@@ -26,16 +22,6 @@ DOCS = {
     "retries.md": "# Retrying failed requests\n\nSet retries on the transport.\n",
 }
 NO_BONUS = dataclasses.replace(PARAMS, title_bonus=0.0)
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NativeCache]:
-    src = write_tree(tmp_path_factory.mktemp("src") / "docs", DOCS)
-    root = tmp_path_factory.mktemp("root")
-    build(src, root, full=True)
-    loaded = load_native_cache(Path(root) / "local-docs")
-    yield loaded
-    loaded.close()
 
 
 def scores(cache: NativeCache, query: str, params=PARAMS) -> dict[str, float]:

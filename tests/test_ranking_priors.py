@@ -8,13 +8,10 @@ since ``changelog/`` folders also hold upgrade guides that answer upgrade questi
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from conftest import build, write_tree
 from doc_index.indexer.analysis import FEATURE_CHANGELOG, section_features
-from doc_index.server.native_cache import NativeCache, load_native_cache
+from doc_index.server.native_cache import NativeCache
 from doc_index.server.native_selection import PARAMS, rank
 
 
@@ -51,16 +48,6 @@ DOCS = {
         "writes twice.\n"
     ),
 }
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NativeCache]:
-    src = write_tree(tmp_path_factory.mktemp("src") / "docs", DOCS)
-    root = tmp_path_factory.mktemp("root")
-    build(src, root, full=True)
-    loaded = load_native_cache(Path(root) / "local-docs")
-    yield loaded
-    loaded.close()
 
 
 def test_upgrade_guide_in_a_changelog_folder_is_not_demoted(cache: NativeCache) -> None:

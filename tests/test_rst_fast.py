@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write_tree
+from conftest import CountingPattern, write_tree
 from doc_index.indexer import rst
 from doc_index.indexer.document import index_file
 from docutils import nodes, statemachine
@@ -174,18 +174,6 @@ def test_a_file_without_adornment_lines_is_not_given_to_docutils(
     parsed = index_file("plain.rst", b"Plain text.\n\n- a list\n\n    a quote\n")
     assert [(s.kind, s.byte_length) for s in parsed.sections] == [("part", 35)]
     assert counts["parse"] == 0
-
-
-class CountingPattern:
-    """A compiled pattern that counts its ``finditer`` calls."""
-
-    def __init__(self, pattern: Any) -> None:
-        self.pattern = pattern
-        self.calls = 0
-
-    def finditer(self, text: str) -> Any:
-        self.calls += 1
-        return self.pattern.finditer(text)
 
 
 def test_a_file_of_few_lines_is_not_scanned_for_the_section_cap(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,21 +58,6 @@ DOCS = {
     "big.md": "# Giant Section\n\n" + ("gadget overview words " * 400) + "\n",
     "small.md": "# Tiny Gadget Note\n\nThe gadget fits here, with a short note about its size.\n",
 }
-
-
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    src = write_tree(tmp_path_factory.mktemp("src") / "docs", DOCS)
-    root = tmp_path_factory.mktemp("root")
-    build(src, root, full=True)
-    return root / "local-docs"
-
-
-@pytest.fixture(scope="module")
-def cache(cache_dir: Path) -> Iterator[NativeCache]:
-    loaded = load_native_cache(cache_dir)
-    yield loaded
-    loaded.close()
 
 
 def ids(result: dict) -> list[str]:

@@ -8,12 +8,10 @@ import json
 import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from conftest import REPO, SAFETY_TIMEOUT, build, run_cli, write_tree
-from doc_index.server.native_cache import NativeCache, load_native_cache
+from doc_index.server.native_cache import NativeCache
 from doc_index.server.native_selection import PARAMS, rank, select
 from doc_index.server.semantic import TABLE_PATH, related_words
 
@@ -24,21 +22,6 @@ DOCS = {
 }
 QUERY = "huge uploads"  # "huge" occurs nowhere in DOCS; "large" does
 OFF = dataclasses.replace(PARAMS, related=0.0)
-
-
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    src = write_tree(tmp_path_factory.mktemp("src") / "docs", DOCS)
-    root = tmp_path_factory.mktemp("root")
-    build(src, root, full=True)
-    return root / "local-docs"
-
-
-@pytest.fixture(scope="module")
-def cache(cache_dir: Path) -> Iterator[NativeCache]:
-    loaded = load_native_cache(cache_dir)
-    yield loaded
-    loaded.close()
 
 
 def ranked_ids(cache: NativeCache, query: str, params=PARAMS) -> list[str]:
