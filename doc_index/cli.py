@@ -165,6 +165,12 @@ def _read_command(args: argparse.Namespace) -> str:
     from .server import jsonout
 
     answer = api.resolve(args.name, args.query, args.budget, root=args.root)
+    selection = answer.selection
+    if not answer.documents and selection["documents_excluded_by_budget"]:
+        # stdout stays the spec's answer; a person is told why it is empty
+        print(f"note: no section fits in {selection['budget']} tokens with its metadata "
+              f"({selection['documents_excluded_by_budget']} matched): ask again with "
+              f"--budget 2000", file=sys.stderr)
     return jsonout.answer_text(answer, pretty=args.format == "pretty")
 
 

@@ -58,6 +58,24 @@ def test_missing_cache_names_it_and_suggests(built: Path, command: str) -> None:
         "there)\n").encode())
 
 
+def test_a_budget_too_small_for_any_match_says_so_on_stderr(tmp_path: Path) -> None:
+    """stdout is the spec's answer, byte for byte as ``context`` prints it; a person also
+    reads why it holds no document."""
+    built = tmp_path / "root"
+    text = "# Crossings\n\n" + "A zebra crossing lets people cross the road safely.\n" * 8
+    src = write_tree(tmp_path / "src", {"a.md": text})
+    assert run_cli("build", str(src), "--root", str(built), "--name", "flask").returncode == 0
+    done = run_cli("resolve", "flask", "zebra", "--budget", "50", "--root", str(built))
+    same = run_cli("resolve", "--cache", str(built / "flask"), "--query", "zebra",
+                   "--budget", "50", module="doc_index.server.context_cli")
+    assert done.returncode == 0 and done.stdout == same.stdout and same.stderr == b""
+    assert json.loads(done.stdout)["selection"]["documents_excluded_by_budget"] == 1
+    assert done.stderr == (b"note: no section fits in 50 tokens with its metadata (1 matched): "
+                           b"ask again with --budget 2000\n")
+    fits = run_cli("resolve", "flask", "zebra", "--budget", "2000", "--root", str(built))
+    assert fits.returncode == 0 and fits.stderr == b""
+
+
 def test_delete_of_a_missing_cache_is_one_error_line(built: Path) -> None:
     done = run_cli("delete", "nope", "--root", str(built))
     assert _result(done) == (4, b"", (
