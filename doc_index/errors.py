@@ -122,12 +122,14 @@ def describe(exc: BaseException) -> str:
         return printable(exc.message)
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted"
+    from .redact import redact  # an unexpected error may quote a URL with its token
+
     if isinstance(exc, OSError):
-        parts = [printable(exc.strerror or str(exc))]
+        parts = [printable(redact(exc.strerror or str(exc)))]
         if exc.filename:
-            parts.append(printable(str(exc.filename)))
+            parts.append(printable(redact(str(exc.filename))))
         return ": ".join(parts)
-    return f"internal error ({type(exc).__name__}: {printable(str(exc))})"
+    return f"internal error ({type(exc).__name__}: {printable(redact(str(exc)))})"
 
 
 def as_context_error(exc: BaseException) -> ContextError:

@@ -55,7 +55,7 @@ def build_source(store: IndexStore, source: str, *, name: str | None = None,
                               max_bytes=max_bytes, progress=progress)
     directory = Path(source)
     if not directory.is_dir():
-        from .git_source import redact
+        from ..redact import redact
 
         raise DocIndexError(f"not a directory or git repository: {printable(redact(source))}")
     from .local_source import build_from_directory

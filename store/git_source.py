@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ..errors import DocIndexError
 from ..indexer.formats import is_doc_path
+from ..redact import redact  # every message that may quote a URL
 from .git_run import FETCH_OPTIONS, run_git, start_git
 from .index_store import BuildReport, IndexStore, Progress, warm_worker
 from .lock import BuildLock
@@ -59,24 +60,6 @@ class GitSourceError(DocIndexError, OSError):
 
 
 # --- remotes and cache keys ---------------------------------------------------------------
-
-# A URL's secrets: its user info, ``user@`` or ``user:password@``, and its query (a token
-# may ride in ``?private_token=...``). An unencoded password may hold ``/``, ``@`` or a
-# blank, so after a ``:`` the user info runs to the last ``@`` before the line's next
-# ``://`` (the next URL); the query runs to the next blank. Over-redacting (a
-# ``host:port/path@x`` in a message, the quote after a query) is the price of never echoing
-# a token. A scheme is at most 32 characters, and no part runs past the next ``://``, so
-# one pass over a long line is linear (an unbounded scheme made 40 KB of ``a.`` take 0.8 s).
-_URL_START = r"[A-Za-z][A-Za-z0-9+.-]{0,31}://"
-_USERINFO = re.compile(rf"(?P<scheme>{_URL_START})(?:[^/@:\n]*:(?:(?!://)[^\n])*@|[^/@\s]*@)")
-_QUERY = re.compile(rf"(?P<url>{_URL_START}(?:(?!://)[^\s?])*)\?\S*")
-
-
-def redact(text: str) -> str:
-    """``text`` with the user info (user, password, token) and the query of every URL
-    removed, any scheme spelling (``HTTP://``)."""
-    return _QUERY.sub(r"\g<url>", _USERINFO.sub(r"\g<scheme>", text))
-
 
 @dataclass(frozen=True)
 class Remote:

@@ -7,7 +7,7 @@ A source is one of three kinds:
 - ``git-work-tree``: a folder inside a git work tree (at any depth); location = its
   absolute resolved path, ref = the checked-out branch (None when detached);
 - ``git``: a git URL or bare repository; location = the URL without credentials
-  (``git_source.redact``), ref = ``--ref`` (None: the remote's default branch).
+  (``doc_index.redact``), ref = ``--ref`` (None: the remote's default branch).
 
 The manifest records it as ``"source": {"kind", "location", "ref", "commit"}``
 (``record``). Two sources are the same source when kind and location agree, and for

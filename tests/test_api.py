@@ -155,3 +155,15 @@ def test_the_cli_in_process_leaves_the_api_functions_in_place(tmp_path: Path) ->
                      "--name", KEY]) == 0
     for name in doc_index.__all__:
         assert not isinstance(getattr(doc_index, name), type(sys)), name
+
+
+def test_an_unexpected_error_never_shows_a_urls_secrets() -> None:
+    """The last line of defence (``errors.describe``) redacts what an error it did not
+    expect may quote: a URL's user info and query."""
+    from doc_index.errors import describe
+
+    url = "https://user:s3cret@example.com/o/r.git?private_token=t0ken"
+    for exc in (RuntimeError(f"failed on {url}"), OSError(2, f"no such thing {url}", url)):
+        line = describe(exc)
+        assert "s3cret" not in line and "t0ken" not in line and "user" not in line, line
+        assert "https://example.com/o/r.git" in line
