@@ -142,7 +142,7 @@ def _score(corpora: dict[str, quality.Corpus], questions: list[dict[str, Any]], 
         gold = {(g["file"], quality._norm(g["heading"])) for g in q["gold"]}
         order = rank(c, q["query"])
         r = quality._first_gold(order, c.keys, gold, 10)
-        picked = budget(c, q["query"]) if budget else quality.budget_pick(order, c.tokens)
+        picked = budget(c, q["query"]) if budget else c.packed(q["query"], order)
         rr.append(1.0 / r if r else 0.0)
         hit5 += bool(r and r <= 5)
         bhit += any(c.keys[d] in gold for d in picked)
@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
                      ("wordllama expand-missing", wl.expand(True), None)]
         print("MRR@10/budget-hit@2000 per set (n: "
               + ", ".join(f"{name} {len(qs)}" for name, qs in sets)
-              + "); rows without select: greedy packing over the ranking")
+              + "); rows without select: their ranking packed as select packs")
         head = f"{'row':<28}" + "".join(f"{name:>11}" for name, _ in sets)
         print(head)
         print("-" * len(head))

@@ -22,9 +22,11 @@ Metrics, per corpus, per difficulty (``note`` starts with ``easy:`` or ``hard:``
 overall: MRR@10, hit@5, and budget-hit@2000 (a gold section is among what a 2,000-token
 budget selects). For doc-index that is what the real ``select`` returns: the whole answer
 (metadata, provenance, selection object) is charged against the budget, and a document
-that is an excerpt of a gold section counts (it carries the section's id). For the
-baselines it is greedy over their ranking, skipping what does not fit, with each section's
-stored ``tokens`` only (no metadata charged: a more generous budget than doc-index gets).
+that is an excerpt of a gold section counts (it carries the section's id). The baselines'
+rankings are packed the same way (``native_selection.pack``: the whole answer charged,
+excerpts, no stubs), so budget-hit compares rankings under one budget rule. (Until this
+change they were packed greedily with their sections' text tokens only, a more generous
+budget than doc-index got.)
 A ranked section matches a gold entry when its file and its title equal the gold file and
 heading after whitespace normalization.
 
@@ -96,17 +98,6 @@ def build_cache(root: Path, corpus_dir: Path) -> Path:
     return store.cache_dir(key)
 
 
-def budget_pick(order: Sequence[int], tokens: Sequence[int], budget: int = BUDGET) -> list[int]:
-    """Greedy budget over a ranking, skipping what does not fit."""
-    used = 0
-    picked = []
-    for d in order:
-        if used + tokens[d] <= budget:
-            used += tokens[d]
-            picked.append(d)
-    return picked
-
-
 class Corpus:
     """One built corpus: its cache, its sections' texts and the three rankers."""
 
@@ -139,6 +130,16 @@ class Corpus:
         return [index[doc["id"]] for doc in result["documents"]]
 
     # baselines ----------------------------------------------------------------------
+    def packed(self, query: str, order: Sequence[int]) -> list[int]:
+        """A baseline's ranking packed within BUDGET as doc-index packs its own (the whole
+        answer charged, excerpts, no stubs): the sections it returns."""
+        from doc_index.server.native_selection import _concepts, pack
+
+        index = {sid: d for d, sid in enumerate(self.ids)}
+        ranked = [(1.0 / (i + 1), self.ids[d], d) for i, d in enumerate(order)]
+        result = pack(self.cache, query, BUDGET, _concepts(query, self.cache), ranked)
+        return [index[doc["id"]] for doc in result["documents"]]
+
     def v0_rank(self, query: str) -> list[int]:
         terms = query.lower().split()
         scored = []
@@ -232,7 +233,7 @@ def evaluate(corpora: dict[str, Corpus], questions: list[dict[str, Any]],
             else:
                 order = corpus.bm25_rank(q["query"]) if system == "bm25s" else \
                     corpus.v0_rank(q["query"])
-                picked = budget_pick(order, corpus.tokens)
+                picked = corpus.packed(q["query"], order)
             row[system] = {
                 "rank": _first_gold(order, corpus.keys, gold, 10),
                 "budget_hit": any(corpus.keys[d] in gold for d in picked),

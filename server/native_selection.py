@@ -452,8 +452,14 @@ def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS)
     """The SelectionResult for ``query`` within ``budget`` tokens: the ranking, packed by
     ``server.packing`` (whole sections, excerpts, provenance)."""
     concepts = _concepts(query, cache, params)
+    return pack(cache, query, budget, concepts, rank_concepts(cache, concepts, params), params)
+
+
+def pack(cache: NativeCache, query: str, budget: int, concepts: list[Concept],
+         ranked: list[tuple[float, str, int]], params: Params = PARAMS) -> dict[str, Any]:
+    """The SelectionResult of a ranking (``select``'s; the benchmark packs its baselines'
+    rankings the same way, so budget-hit compares rankings, not budget rules)."""
     terms = _flat(concepts)
-    ranked = rank_concepts(cache, concepts, params)
     postings = [_Term(cache, t) for t in terms] if ranked else []
 
     def whole_why(d: int) -> tuple[list[str], int]:
