@@ -35,3 +35,23 @@ def test_batched_pool_results_equal_one_by_one(tmp_path: Path) -> None:
     assert pooled == serial
     assert dict(pooled)["d0/unreadable.md"] == "unreadable (PermissionError)"
     assert cache_files(tmp_path / "pool") == cache_files(tmp_path / "serial")
+
+
+def test_pool_reads_ahead_while_the_first_result_is_taken(tmp_path: Path) -> None:
+    """The main process hands out batches only as it takes results: with a short window
+    the workers waited on it (a fifth of a 30 MB build idle), so at least 8 batches per
+    worker are out before the first result is taken."""
+    reads: list[str] = []
+    page = ("# Page\n\n" + "word " * 14_000 + "\n").encode()  # over BATCH_BYTES: one a batch
+
+    def job(path: str) -> Job:
+        def read() -> bytes:
+            reads.append(path)
+            return page
+        return (path, read, len(page))
+
+    results = _parse_in_pool([job(f"p{i:03d}.md") for i in range(60)], tmp_path, 2)
+    first_path, _ = next(results)
+    results.close()
+    assert first_path == "p000.md"
+    assert len(reads) >= 2 * 8
