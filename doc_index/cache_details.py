@@ -1,24 +1,21 @@
 """What ``doc-index list`` and ``inspect`` tell people of a cache: :class:`CacheDetails`.
 
 The spec's fields (``cache_version``, document count, size, validity) come from the same
-function as ``context.inspect_cache`` (``server.tools.cache_info``); the rest from the
-manifest: the source it was built from (``store.source_identity``), repository, commit,
-token total and build time. Everything here is read from untrusted files and checked:
-a field of the wrong type is left out (None), never repaired or trusted.
+read as ``context.inspect_cache`` (``server.tools.cache_info_and_manifest``); the rest from
+the same parsed manifest: the source it was built from (``store.source_identity``),
+repository, commit, token total and build time. Everything here is read from untrusted
+files and checked: a field of the wrong type is left out (None), never repaired or
+trusted.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from .errors import ContextError
-from .server.cache_files import read_regular
 from .server.cache_paths import resolve_cache_name
-from .server.strict_json import parse_json
-from .server.tools import cache_info
-from .store.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES
+from .server.tools import cache_info_and_manifest
 from .store.source_identity import shown_source
 
 NATIVE = "doc-index"
@@ -57,12 +54,10 @@ def cache_details(root: Path, name: str) -> CacheDetails:
     """The details of cache ``name`` under ``root`` (never raises for a damaged cache: it
     is described as invalid, with its problem)."""
     try:
-        cache_dir = resolve_cache_name(root, name)
-        info = cache_info(cache_dir)
+        info, manifest = cache_info_and_manifest(resolve_cache_name(root, name))
     except ContextError as exc:
         return CacheDetails(name, None, False, None, None, None, 0, None, 0, None, "",
                             exc.detail or exc.message)
-    manifest = _manifest(cache_dir)
     problem = None if info.valid else "the manifest is missing, unreadable or damaged"
     if not isinstance(manifest, dict):
         return CacheDetails(name, None, info.valid, None, None, None, info.document_count,
@@ -82,19 +77,6 @@ def cache_details(root: Path, name: str) -> CacheDetails:
         _text(manifest.get("repo")), commit or None, info.document_count,
         _tokens(manifest.get("sections")), info.total_bytes,
         _text(manifest.get("indexed_at")), info.cache_version, problem)
-
-
-def _manifest(cache_dir: Path) -> Any:
-    try:
-        dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return None
-    try:
-        return parse_json(read_regular(dir_fd, MANIFEST_NAME, max_bytes=MAX_MANIFEST_BYTES))
-    except (OSError, ValueError, ContextError):
-        return None
-    finally:
-        os.close(dir_fd)
 
 
 def _text(value: Any) -> str | None:

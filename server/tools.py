@@ -188,15 +188,23 @@ def cache_info(cache_dir: Path) -> CacheInfo:
     Sizes and manifest come from one opened generation; one that a rebuild swapped out
     while it was read is read again (as ``resolve`` does), never reported invalid.
     """
+    return cache_info_and_manifest(cache_dir)[0]
+
+
+@_spec_errors
+def cache_info_and_manifest(cache_dir: Path) -> tuple[CacheInfo, Any]:
+    """:func:`cache_info` and the manifest it parsed (None when unreadable), for callers
+    that show more of it (``doc-index list``) without reading it twice."""
     _require_directory(cache_dir)
     for _ in range(_NATIVE_ATTEMPTS):
         dir_fd = _open_directory(cache_dir)
         try:
             total_bytes = _regular_file_bytes(dir_fd)
-            cache_version, document_count, manifest_ok = _manifest_summary(dir_fd)
+            manifest = _read_manifest(dir_fd)
+            cache_version, document_count, manifest_ok = _manifest_summary(manifest)
             if manifest_ok and total_bytes is not None or not swapped(cache_dir, dir_fd):
                 return CacheInfo(cache_version, document_count, total_bytes or 0,
-                                 manifest_ok and total_bytes is not None)
+                                 manifest_ok and total_bytes is not None), manifest
         finally:
             os.close(dir_fd)
     raise ContextError("io_error", "the cache kept being replaced while it was read")
@@ -215,11 +223,14 @@ def _regular_file_bytes(dir_fd: int) -> int | None:
     return total
 
 
-def _manifest_summary(dir_fd: int) -> tuple[str, int, bool]:
+def _read_manifest(dir_fd: int) -> Any:
     try:
-        manifest = parse_json(read_regular(dir_fd, MANIFEST, follow_symlinks=True))
+        return parse_json(read_regular(dir_fd, MANIFEST, follow_symlinks=True))
     except (OSError, ValueError, ContextError):  # unreadable, not JSON, not a regular file
-        return "", 0, False
+        return None
+
+
+def _manifest_summary(manifest: Any) -> tuple[str, int, bool]:
     if not isinstance(manifest, dict):
         return "", 0, False
     version = manifest.get("cache_version")
