@@ -233,9 +233,12 @@ def _no_parts(params: ns.Params) -> Rank:
 
 def _sets(corpora_dir: Path) -> list[tuple[str, list[dict[str, Any]]]]:
     """dev, fresh-1, fresh-2 (whose corpora are present), and fresh-2 per corpus: its
-    aggregates are the held-out check (its questions are never read to tune)."""
+    aggregates are the held-out check (its questions are never read to tune). The
+    ``quality.HELD_OUT`` sets (fresh-3) are left out: a change is never chosen on them."""
     out = [("dev", quality.load_queries(corpora_dir / "queries-dev.jsonl"))]
     for name, path in quality.FRESH_SETS.items():
+        if name in quality.HELD_OUT:
+            continue
         qs = quality.load_queries(path)
         if all((corpora_dir / q["corpus"]).is_dir() for q in qs):
             out.append((name, qs))
