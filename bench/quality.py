@@ -58,9 +58,10 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from . import loco
+    from . import loco, significance
 except ImportError:  # run as a script (python bench/quality.py): bench/ is on sys.path
     import loco  # type: ignore[no-redef]
+    import significance  # type: ignore[no-redef]
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPORA = REPO.parent / "shared" / "corpora"
@@ -310,6 +311,10 @@ def run(corpora_dir: Path, queries: Path, work: Path | None = None, cli: bool = 
     result["build_seconds"] = round(build_seconds, 3)
     result["sections"] = {name: len(c.ids) for name, c in corpora.items()}
     result["targets"] = targets(result)
+    # How sure each lead over plain BM25 is (paired bootstrap over the questions).
+    result["leads"] = {name: significance.lead(rows) for name, rows in (
+        ("dev", result["questions"]),
+        *((n, f["questions"]) for n, f in result["fresh"].items()))}
     # A gold heading the build does not produce (a question gone stale, or a changed title
     # extraction) can never be found: name it rather than let it pass for a ranking miss.
     result["gold_missing"] = {
@@ -423,6 +428,10 @@ def main(argv: list[str] | None = None) -> int:
         print("leave-one-corpus-out (test columns: MRR@10, hit@5, budget-hit@2000)")
         print(format_loco(result["loco"]))
         print()
+    print("lead over plain BM25, 95 % paired bootstrap interval (bench/significance.py):")
+    for name, got in result["leads"].items():
+        print(significance.format_lead(name, got))
+    print()
     for t in result["targets"]:
         print(f"target {t['group']:<40} {t['measure']:<16} {t['value']:.3f} {t['target']:<22} "
               f"{'met' if t['met'] else 'MISSED'}")

@@ -536,6 +536,8 @@ def _quality(results: dict[str, Any]) -> str:
         parts.append(f"**{name}** (`bench/questions/{name}.jsonl`, kept as written; its "
                      "history is in that folder's README):")
         parts.append(_quality_table(fresh["metrics"]))
+    if q.get("leads"):
+        parts.append(_leads(q["leads"]))
     if "loco" in q:
         parts.append(_loco(q["loco"]))
     missing = [f"{name}: {m}" for name, ms in q.get("gold_missing", {}).items() for m in ms]
@@ -567,6 +569,22 @@ def _quality_table(metrics: dict[str, Any]) -> str:
     return table(("group", "n", "doc-index MRR@10", "hit@5", "budget-hit",
                   "bm25s MRR@10", "hit@5", "budget-hit", "v0 MRR@10", "hit@5",
                   "budget-hit", "MRR vs bm25s", "MRR vs v0"), rows)
+
+
+def _leads(leads: dict[str, Any]) -> str:
+    rows = []
+    for name, got in leads.items():
+        m, b = got["mrr10"], got["budget_hit"]
+        rows.append((name, str(m["n"]), f"{m['diff']:+.3f}", f"[{m['low']:+.3f}, {m['high']:+.3f}]",
+                     f"{m['wins']} / {m['losses']} / {m['ties']}", f"{b['diff']:+.3f}",
+                     f"[{b['low']:+.3f}, {b['high']:+.3f}]"))
+    return ("**How sure each lead over plain BM25 is** (`bench/significance.py`): doc-index "
+            "minus bm25s per question set, with the 95 % paired bootstrap interval (the "
+            "questions resampled, the same draw for both systems) and the questions where "
+            "doc-index ranks the first gold section higher / lower / the same. An interval "
+            "that holds 0 is a lead this many questions cannot tell from chance.\n\n"
+            + table(("set", "n", "MRR@10 lead", "95 % interval", "wins / losses / ties",
+                     "budget-hit lead", "95 % interval"), rows, "lrrrrrr"))
 
 
 def _loco(loco: dict[str, Any]) -> str:
