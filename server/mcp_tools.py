@@ -74,9 +74,12 @@ INSPECT_CACHE_DESCRIPTION = (
     "bytes, validity. Not needed before {resolve}."
 )
 CACHE_PARAMETER = "Cache name from {list_caches}, e.g. `pallets-flask`."
+# The ranking matches words (stems, identifier parts, a few synonyms), not meaning: an
+# agent that writes the docs' likely terms gets better answers than a paraphrase.
 QUERY_PARAMETER = (
-    "A question or keywords in the user's words; name the API, function, option or error "
-    "message if known."
+    "A question or keywords. Matching is by words, not meaning: use the words the docs "
+    "likely use (the feature, API, function, option or error message) and add a synonym "
+    "when unsure."
 )
 BUDGET_PARAMETER = (
     "Most tokens the answer may use: start with 2000; 8000 for broad questions, 500 for a "

@@ -138,7 +138,7 @@ def test_descriptions_tell_an_agent_what_to_do(style: str, other: str) -> None:
     assert resolve["description"].startswith(SPEC_DESCRIPTION)
     assert "one project's documentation split into sections" in resolve["description"]
     params = resolve["inputSchema"]["properties"]
-    assert "in the user's words" in params["query"]["description"]
+    assert "Matching is by words, not meaning" in params["query"]["description"]
     assert "start with 2000" in params["budget"]["description"]
     assert "`<owner>-<name>`" in list_caches["description"]
     # Only the published names: a client that rejects dots must not be told of one.
