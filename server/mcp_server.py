@@ -62,7 +62,8 @@ def instructions(style: str) -> str:
     return (
         f"Read-only documentation caches, one per project, split into sections. Call "
         f"{list_caches} for the cache names, then {resolve} with a cache name, a question in "
-        f"the words the docs likely use and a token budget (2000 to start) to get the sections that answer it."
+        f"the words the docs likely use and a token budget (2000 to start) to get the "
+        f"sections that answer it."
     )
 
 
