@@ -12,12 +12,26 @@ from collections.abc import Callable
 from json.decoder import scanstring
 from typing import Any
 
-# A surrogate escape that is not half of a high+low pair (only those can decode to a lone
-# surrogate). Pairs are common: an ASCII-escaped emoji. False alarms only cost a walk.
-_SURROGATE_ESCAPE = re.compile(
-    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
-    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-)
+# Any surrogate escape. Only one that is not half of a high+low pair can decode to a lone
+# surrogate; pairs are common (an ASCII-escaped emoji). False alarms only cost a walk.
+# A search led by the literal ``\u`` scans at C speed: a single regex with the pairing
+# as lookarounds took 0.7 s on a 27 MB manifest (16,600 escaped pairs), this 0.03 s.
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_HIGH = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
+_LOW = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def lone_surrogate_escape(text: str) -> bool:
+    """Whether ``text`` holds a surrogate escape that is not half of a high+low pair: a
+    high one not followed by a low one, or a low one not preceded by a high one."""
+    for found in _SURROGATE.finditer(text):
+        at = found.start()
+        if text[at + 3] in "89abAB":
+            if not _LOW.match(text, at + 6):
+                return True
+        elif at < 6 or not _HIGH.match(text, at - 6):
+            return True
+    return False
 
 
 def parse_json(data: bytes, *, lone_surrogates: bool = False) -> Any:
@@ -31,7 +45,7 @@ def parse_json(data: bytes, *, lone_surrogates: bool = False) -> Any:
         value = json.loads(text, parse_constant=_reject_constant)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
-    if not lone_surrogates and _SURROGATE_ESCAPE.search(text):
+    if not lone_surrogates and lone_surrogate_escape(text):
         _check_encodable(value)
     return value
 
@@ -58,7 +72,7 @@ def parse_json_object_streaming(
         if text[at : at + 1] != "{":
             return json.loads(text, parse_constant=_reject_constant), None
         # Elements are checked one by one as they are handed on, the rest at the end.
-        surrogates = _SURROGATE_ESCAPE.search(text) is not None
+        surrogates = lone_surrogate_escape(text)
         value, count = _stream_object(text, at + 1, stream_key, on_item, surrogates)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
