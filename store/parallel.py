@@ -37,6 +37,7 @@ IN_FLIGHT_PER_WORKER = 16
 # of files under BATCH_BYTES never reach it (64 batches of 64 KB are 4 MB).
 MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024
 Job = tuple[str, Callable[[], bytes], int]  # (path, read, size)
+_WATCH_SECONDS = 0.5  # how often a wait for a result looks for a dead worker
 
 
 def write_raw(staging: Path, path: str, raw: bytes) -> None:
@@ -135,7 +136,12 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
            if size * 8 > total}
     target = max(1, min(BATCH_BYTES, total // (workers * 8)))
     where = str(staging)
+    before = set(multiprocessing.active_children())
     with ctx.Pool(workers) as pool:
+        # Its workers, watched while a result is awaited: one that dies (the OOM killer, a
+        # signal) is replaced by the pool, and the batch it held never comes back (the
+        # build waited for it for ever, holding its lock).
+        pool_workers = [p for p in multiprocessing.active_children() if p not in before]
         early = {}
         for path, read, _ in jobs:
             if path in big:
@@ -162,11 +168,11 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
             while len(window) >= limit or (
                     len(window) > workers and in_flight > MAX_IN_FLIGHT_BYTES):
                 in_flight -= window[0][2]
-                yield from _next(window)
+                yield from _next(window, pool_workers)
         if batch:
             window.append(_submit(pool, batch, size, where))
         while window:
-            yield from _next(window)
+            yield from _next(window, pool_workers)
 
 
 def _parse_in_child(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFile | str]]:
@@ -358,8 +364,12 @@ def _submit(pool: Any, batch: list[tuple[str, bytes | str]], size: int, staging:
     return [path for path, _ in batch], pool.apply_async(parse_batch, (batch, staging)), size
 
 
-def _next(window: deque) -> Iterator[tuple[str, ParsedFile | str]]:
+def _next(window: deque, workers: list[Any]) -> Iterator[tuple[str, ParsedFile | str]]:
     paths, pending, _ = window.popleft()
+    while not pending.ready():
+        pending.wait(_WATCH_SECONDS)
+        if any(worker.exitcode is not None for worker in workers):
+            raise ChildProcessError("a parse worker died")
     yield from zip(paths, pending.get())
 
 
