@@ -8,6 +8,7 @@ CLI and MCP keep the spec's outputs (``server.jsonout``); these are doc-index's 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,8 +32,27 @@ def details_json(cache: CacheDetails) -> str:
 
 
 def _json(value: object) -> str:
-    """One line of compact JSON, as every JSON output of doc-index and ``context``."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False) + "\n"
+    """One line of compact JSON, as every JSON output of doc-index and ``context``, with
+    every character that is not printable (``str.isprintable``) as a ``\\uXXXX`` escape:
+    json.dumps escapes C0 only, and a manifest's names and locations are untrusted (a raw
+    U+009B is a CSI to a terminal that takes C1 controls, U+2028 a new line, U+202E turns
+    the text after it around). Parsed, the JSON is the same."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _NOT_PLAIN.sub(_escaped, text) + "\n"
+
+
+_NOT_PLAIN = re.compile(r"[^\x20-\x7e]")  # (json.dumps has escaped C0 already)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    if char.isprintable():
+        return char
+    code = ord(char)
+    if code > 0xFFFF:  # JSON spells an astral character as its UTF-16 surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def list_text(caches: Sequence[CacheDetails], root: Path, now: datetime | None = None) -> str:

@@ -11,12 +11,15 @@ import re
 # A URL's secrets: its user info, ``user@`` or ``user:password@``, and its query (a token
 # may ride in ``?private_token=...``). An unencoded password may hold ``/``, ``@`` or a
 # blank, so after a ``:`` the user info runs to the last ``@`` before the line's next
-# ``://`` (the next URL); the query runs to the next blank. Over-redacting (a
-# ``host:port/path@x`` in a message, the quote after a query) is the price of never echoing
-# a token. A scheme is at most 32 characters, and no part runs past the next ``://``, so
-# one pass over a long line is linear (an unbounded scheme made 40 KB of ``a.`` take 0.8 s).
+# ``://`` (the next URL); an unencoded user name may hold ``@`` (an e-mail address: cut at
+# its own ``@``, ``me@corp.com:TOKEN@host`` was shown as ``corp.com:TOKEN@host``), so
+# without a ``:`` it runs to the last ``@`` before the first ``/``. The query runs to the
+# next blank. Over-redacting (a ``host:port/path@x`` in a message, the quote after a
+# query) is the price of never echoing a token. A scheme is at most 32 characters, and no
+# part runs past the next ``://``, so one pass over a long line is linear (an unbounded
+# scheme made 40 KB of ``a.`` take 0.8 s).
 _URL_START = r"[A-Za-z][A-Za-z0-9+.-]{0,31}://"
-_USERINFO = re.compile(rf"(?P<scheme>{_URL_START})(?:[^/@:\n]*:(?:(?!://)[^\n])*@|[^/@\s]*@)")
+_USERINFO = re.compile(rf"(?P<scheme>{_URL_START})(?:[^/:\n]*:(?:(?!://)[^\n])*@|[^/\s]*@)")
 _QUERY = re.compile(rf"(?P<url>{_URL_START}(?:(?!://)[^\s?])*)\?\S*")
 
 

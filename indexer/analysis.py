@@ -109,6 +109,12 @@ PHRASES = {
 
 _stemmer = Stemmer.Stemmer("english")
 _term_cache: dict[str, tuple[str, ...]] = {}
+# Words remembered: at most this many, of at most this many characters. A word's entry
+# holds the word and its terms, so a cap on entries alone bounded nothing: a long-lived
+# server that excerpts hostile sections of 1 MB words kept every one (and a parse worker
+# every such word of a build). Real words are short; a long one is rare and parsed again.
+_CACHED_WORDS = 500_000
+_CACHED_WORD_CHARS = 64
 
 
 def _stem(lower: str) -> str:
@@ -139,7 +145,7 @@ def word_terms(word: str) -> tuple[str, ...]:
         else:
             stem = _stem(lower)
             result = (stem,) if stem else ()
-        if len(_term_cache) < 500_000:
+        if len(_term_cache) < _CACHED_WORDS and len(word) <= _CACHED_WORD_CHARS:
             _term_cache[word] = result
         return result
     parts = _split_identifier(word)
@@ -153,7 +159,7 @@ def word_terms(word: str) -> tuple[str, ...]:
     if not out and lower not in SEARCH_STOPWORDS and lower.strip("_"):
         out.append(_stem(lower.strip("_")))
     result = tuple(dict.fromkeys(t for t in out if t))
-    if len(_term_cache) < 500_000:
+    if len(_term_cache) < _CACHED_WORDS and len(word) <= _CACHED_WORD_CHARS:
         _term_cache[word] = result
     return result
 

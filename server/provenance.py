@@ -66,6 +66,15 @@ def line_count(text: str) -> int:
     return max(text.count("\n") + (0 if text.endswith("\n") else 1), 1)
 
 
+def split_lines(text: str) -> list[str]:
+    """The lines of a text as ``line_count`` counts them, each with its ``\\n``: only
+    ``\\n`` ends a line (``str.splitlines`` also ends one at ``\\r``, ``\\f``, U+0085,
+    U+2028...: an excerpt's lines counted so ran past its section and its file)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    last = lines.pop()[:-1]
+    return [*lines, last] if last else lines
+
+
 class Lines:
     """First lines of sections, counted once per file and answer: per file, the byte
     offsets counted up to so far and their line numbers, so the next section of the file

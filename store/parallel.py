@@ -31,7 +31,13 @@ BATCH_BYTES = 64 * 1024
 # id pass meanwhile), so a short window left each worker idle for a fifth of a 30 MB build
 # (4 per worker: 1.4 s of 6.6 s; 8 or more: 0.8 s, the rest is pickling).
 IN_FLIGHT_PER_WORKER = 16
+# ... and at most about this many bytes of source in flight (but one batch per worker at
+# least): a batch holds one file at least, so 16 batches per worker of 10 MB files held
+# 640 MB of source in the main process (1 GiB files with --max-file-bytes: 64 GiB). Builds
+# of files under BATCH_BYTES never reach it (64 batches of 64 KB are 4 MB).
+MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024
 Job = tuple[str, Callable[[], bytes], int]  # (path, read, size)
+_WATCH_SECONDS = 0.5  # how often a wait for a result looks for a dead worker
 
 
 def write_raw(staging: Path, path: str, raw: bytes) -> None:
@@ -130,33 +136,43 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
            if size * 8 > total}
     target = max(1, min(BATCH_BYTES, total // (workers * 8)))
     where = str(staging)
+    before = set(multiprocessing.active_children())
     with ctx.Pool(workers) as pool:
+        # Its workers, watched while a result is awaited: one that dies (the OOM killer, a
+        # signal) is replaced by the pool, and the batch it held never comes back (the
+        # build waited for it for ever, holding its lock).
+        pool_workers = [p for p in multiprocessing.active_children() if p not in before]
         early = {}
         for path, read, _ in jobs:
             if path in big:
                 early[path] = pool.apply_async(parse_batch, ([(path, _read(read))], where))
-        window: deque = deque()  # (paths, pending batch result), in job order
+        window: deque = deque()  # (paths, pending batch result, bytes), in job order
         limit = workers * IN_FLIGHT_PER_WORKER
         batch: list[tuple[str, bytes | str]] = []
-        size = 0
+        size = in_flight = 0
         for path, read, nbytes in jobs:
             if path in early:
                 if batch:
-                    window.append(_submit(pool, batch, where))
+                    window.append(_submit(pool, batch, size, where))
+                    in_flight += size
                     batch, size = [], 0
-                window.append(([path], early.pop(path)))
+                window.append(([path], early.pop(path), nbytes))
+                in_flight += nbytes
             else:
                 batch.append((path, _read(read)))
                 size += nbytes
                 if size >= target:
-                    window.append(_submit(pool, batch, where))
+                    window.append(_submit(pool, batch, size, where))
+                    in_flight += size
                     batch, size = [], 0
-            while len(window) >= limit:
-                yield from _next(window)
+            while len(window) >= limit or (
+                    len(window) > workers and in_flight > MAX_IN_FLIGHT_BYTES):
+                in_flight -= window[0][2]
+                yield from _next(window, pool_workers)
         if batch:
-            window.append(_submit(pool, batch, where))
+            window.append(_submit(pool, batch, size, where))
         while window:
-            yield from _next(window)
+            yield from _next(window, pool_workers)
 
 
 def _parse_in_child(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFile | str]]:
@@ -343,13 +359,17 @@ def _warm_parsers(jobs: list[Job]) -> None:
         parser()
 
 
-def _submit(pool: Any, batch: list[tuple[str, bytes | str]], staging: str,
-            ) -> tuple[list[str], Any]:
-    return [path for path, _ in batch], pool.apply_async(parse_batch, (batch, staging))
+def _submit(pool: Any, batch: list[tuple[str, bytes | str]], size: int, staging: str,
+            ) -> tuple[list[str], Any, int]:
+    return [path for path, _ in batch], pool.apply_async(parse_batch, (batch, staging)), size
 
 
-def _next(window: deque) -> Iterator[tuple[str, ParsedFile | str]]:
-    paths, pending = window.popleft()
+def _next(window: deque, workers: list[Any]) -> Iterator[tuple[str, ParsedFile | str]]:
+    paths, pending, _ = window.popleft()
+    while not pending.ready():
+        pending.wait(_WATCH_SECONDS)
+        if any(worker.exitcode is not None for worker in workers):
+            raise ChildProcessError("a parse worker died")
     yield from zip(paths, pending.get())
 
 

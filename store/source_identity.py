@@ -73,13 +73,19 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SCP_LIKE = re.compile(r"^(?:[^@/:\s]+@)?(?P<host>[^/:\s]+):(?P<path>(?!//).*)$")
 
 
-def remote_names(source: str) -> tuple[str, str, str] | None:
+def remote_names(source: str, *, top: Path | None = None) -> tuple[str, str, str] | None:
     """A git URL's (or bare repository path's) url for git, owner and name: the URL's last
     two path components (``https://github.com/pallets/flask.git``: ``pallets``, ``flask``),
     the host when there is one component; None when the path has none or the URL does not
     parse (``http://[x``: urlsplit's error would quote the URL, credentials and all). (Here,
     not in ``git_source``: a work tree's build names its cache from ``origin`` without
-    importing the git-URL machinery.)"""
+    importing the git-URL machinery.)
+
+    ``top``: ``source`` is a work tree's ``origin``, read from its (untrusted) git config:
+    scp-like or not is told by its spelling alone, as git tells it, and a local path is
+    relative to the work tree's ``top``, normalized by its spelling (no ``~``, no symlink
+    followed): the name never depends on the current directory, the user's home or files
+    outside the source (a symlink loop there was an internal error)."""
     host = ""
     if _SCHEME.match(source):
         try:
@@ -88,8 +94,10 @@ def remote_names(source: str) -> tuple[str, str, str] | None:
         except ValueError:
             return None
         url = parts.scheme + source[len(parts.scheme):]
-    elif (scp := _SCP_LIKE.match(source)) and not os.path.exists(source):
+    elif (scp := _SCP_LIKE.match(source)) and (top is not None or not os.path.exists(source)):
         path, host, url = scp.group("path"), scp.group("host"), source
+    elif top is not None:
+        path = url = os.path.normpath(os.path.join(top, source))
     else:
         resolved = Path(source).expanduser().resolve()
         path = url = str(resolved)
@@ -220,9 +228,7 @@ def directory_source(directory: Path) -> Source:
     if not origin:
         return _plain(directory, WORK_TREE, branch)
     top_path = Path(top).resolve()
-    if not origin.startswith("/") and "://" not in origin and ":" not in origin:
-        origin = os.fspath(top_path / origin)  # a relative remote is relative to the top
-    names = remote_names(origin)
+    names = remote_names(origin, top=top_path)
     if names is None:  # an origin without a path (``file:///``): no name to take
         return _plain(directory, WORK_TREE, branch)
     _, owner, name = names
