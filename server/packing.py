@@ -21,6 +21,7 @@ decides, for each, whether it goes in whole, as an excerpt, or not at all:
    the answer (measured at budget 2,000 on the dev, fresh-1 and fresh-2 questions:
    budget-hit 83 -> 87 of 118; unchanged at 500 and 8,000). The answer's first document
    may take all that is left when half would not hold content as large as its metadata.
+   Only the section's first ``EXCERPT_SCAN_CHARS`` characters (whole lines) are searched.
    Windows are runs of blocks: a block starts at a line that follows a blank line and is
    not indented, outside fenced code (so a paragraph, a list, an indented or fenced code
    block stays whole); when no such window fits, of lines that start at the left margin
@@ -74,6 +75,11 @@ _MYST_TOCTREE = re.compile(r"(`{3,}|~{3,})\{toctree\}")
 _TOCTREE_TERM = "toctre"  # what "toctree" indexes as: only sections holding it are read
 _TOC_MEMO = "packing-toctree-sections"
 _RULE_CHARS = frozenset("=-~^*+#\"'`:._")
+# Rule 3: an excerpt is looked for in a section's first 512 Ki characters only. Finding it
+# costs a token estimate and a term count per block of the text scanned: a hostile 9 MB
+# section cost 6.5 s on every answer that excerpted it. The largest section of the seven
+# corpora (a sqlalchemy changelog) is 402 KB, so no real answer changes.
+EXCERPT_SCAN_CHARS = 512 * 1024
 
 # No document is charged less than this skeleton's estimate (empty strings and lists).
 MIN_DOCUMENT = estimate_tokens(dumps({
@@ -241,7 +247,7 @@ class Packer:
         least = meta if self.documents else 1
         if cap - meta < least:
             return None
-        lines = split_lines(text)
+        lines = _scanned(split_lines(text))
         for fine in (False, True):
             starts = block_starts(lines, fine)
             found = self._window(whole, lines, starts, first, cap - meta, cap, least)
@@ -321,6 +327,17 @@ class Packer:
                 "documents_excluded_by_budget": self.excluded,
             },
         }
+
+
+def _scanned(lines: list[str]) -> list[str]:
+    """The first lines of a section an excerpt is looked for in: at least one, and no more
+    than ``EXCERPT_SCAN_CHARS`` characters (rule 3)."""
+    total = 0
+    for i, line in enumerate(lines):
+        total += len(line)
+        if total > EXCERPT_SCAN_CHARS and i:
+            return lines[:i]
+    return lines
 
 
 def _document(section_id: str, version: str, content: str, score: float, tokens: int,

@@ -56,3 +56,25 @@ def test_the_best_window_sums_each_blocks_hits_a_bounded_number_of_times(
         cache.close()
     assert "excerpt" in doc["source"]
     assert summed <= 4 * blocks, summed  # summing every run was blocks x run length
+
+
+def test_an_excerpt_is_looked_for_in_the_sections_first_512_ki_characters_only(
+        tmp_path: Path) -> None:
+    """A section of 600 KB whose only query term lies past its first 512 Ki characters
+    gets no excerpt (an excerpt holds a query term), so a hostile 9 MB section cannot
+    cost seconds of CPU on every answer; one whose term is early gets it as before."""
+    filler = "".join(f"plain paragraph {i} of filler text here\n\n" for i in range(15000))
+    assert 512 * 1024 < len(filler) < 10 * 1024 * 1024
+    docs = write_tree(tmp_path / "docs", {
+        "late.md": "# Late\n\n" + filler + "the zebrafish paragraph\n",
+        "early.md": "# Early\n\nthe zebrafish paragraph\n\n" + filler})
+    build(docs, tmp_path / "root", full=True)
+    cache = load_native_cache(tmp_path / "root" / "local-docs")
+    try:
+        answer = select(cache, "zebrafish", 2000)
+    finally:
+        cache.close()
+    assert [d["source"]["file"] for d in answer["documents"]] == ["early.md"]
+    [early] = answer["documents"]
+    assert early["source"]["excerpt"]["lines"][0] <= 3 and "zebrafish" in early["content"]
+    assert answer["selection"]["documents_excluded_by_budget"] == 1
