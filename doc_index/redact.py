@@ -21,9 +21,29 @@ import re
 _URL_START = r"[A-Za-z][A-Za-z0-9+.-]{0,31}://"
 _USERINFO = re.compile(rf"(?P<scheme>{_URL_START})(?:[^/:\n]*:(?:(?!://)[^\n])*@|[^/\s]*@)")
 _QUERY = re.compile(rf"(?P<url>{_URL_START}(?:(?!://)[^\s?])*)\?\S*")
+# An scp-like git address with a password, ``user:password@host:path`` (no scheme): git
+# hands ``user:password`` to ssh as the user name, so a token pasted there would be shown
+# whole. ``git@host:path`` (no ``:`` before the ``@``) names no secret and stays. Found
+# word by word with plain searches, never a backtracking pattern: linear in the text.
+_WORD = re.compile(r"[^\s'\"]+")
+_HOST_THEN_COLON = re.compile(r"[A-Za-z0-9_.\[\]-]+:")
+
+
+def _scp_password(word: re.Match[str]) -> str:
+    token = word.group()
+    start = len(token) - len(token.lstrip("(<[="))
+    colon = token.find(":", start)
+    at = token.find("@", colon + 1) if colon > start else -1
+    slash = token.find("/", start)
+    while at >= 0 and (slash < 0 or at < slash):  # a user name holds no "/"
+        if _HOST_THEN_COLON.match(token, at + 1):
+            return token[:start] + token[at + 1:]
+        at = token.find("@", at + 1)
+    return token
 
 
 def redact(text: str) -> str:
     """``text`` with the user info (user, password, token) and the query of every URL
-    removed, any scheme spelling (``HTTP://``)."""
-    return _QUERY.sub(r"\g<url>", _USERINFO.sub(r"\g<scheme>", text))
+    removed, any scheme spelling (``HTTP://``), and the password of an scp-like address."""
+    text = _QUERY.sub(r"\g<url>", _USERINFO.sub(r"\g<scheme>", text))
+    return _WORD.sub(_scp_password, text) if "@" in text else text

@@ -27,3 +27,20 @@ def test_the_cli_never_shows_the_token_of_such_a_url(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert TOKEN.encode() not in done.stdout + done.stderr, done.stderr
     assert done.stderr.decode().startswith("error: "), done.stderr
+
+
+@pytest.mark.parametrize("text", [
+    f"fatal: tok:{TOKEN}@github.com:o/r.git not found",
+    f"cannot reach 'tok:{TOKEN}@github.com:o/r'",
+    f"(me:{TOKEN}@host.example:o/r)", f"url=me:a@{TOKEN}@host:o/r"])
+def test_the_password_of_an_scp_like_address_is_removed(text: str) -> None:
+    """``user:password@host:path`` has no scheme: git hands ``user:password`` to ssh as
+    the user name (red-team T2-4b: it was shown whole)."""
+    shown = redact(text)
+    assert TOKEN not in shown and ("host" in shown or "github.com" in shown), shown
+
+
+@pytest.mark.parametrize("text", [
+    "git@github.com:pallets/flask.git", "see http://x.org/a:b@c:d", "x:y/z@h:p", "a@b"])
+def test_what_names_no_secret_stays(text: str) -> None:
+    assert redact(text) == text
