@@ -247,7 +247,7 @@ class Packer:
         least = meta if self.documents else 1
         if cap - meta < least:
             return None
-        lines = _scanned(split_lines(text))
+        lines = split_lines(_scanned(text))
         for fine in (False, True):
             starts = block_starts(lines, fine)
             found = self._window(whole, lines, starts, first, cap - meta, cap, least)
@@ -329,15 +329,16 @@ class Packer:
         }
 
 
-def _scanned(lines: list[str]) -> list[str]:
-    """The first lines of a section an excerpt is looked for in: at least one, and no more
-    than ``EXCERPT_SCAN_CHARS`` characters (rule 3)."""
-    total = 0
-    for i, line in enumerate(lines):
-        total += len(line)
-        if total > EXCERPT_SCAN_CHARS and i:
-            return lines[:i]
-    return lines
+def _scanned(text: str) -> str:
+    """The whole lines of a section an excerpt is looked for in: at least one, and no more
+    than ``EXCERPT_SCAN_CHARS`` characters (rule 3). Cut before splitting, so a huge
+    section is never split into lines past the limit."""
+    if len(text) <= EXCERPT_SCAN_CHARS:
+        return text
+    end = text.rfind("\n", 0, EXCERPT_SCAN_CHARS)
+    if end < 0:
+        end = text.find("\n")
+    return text if end < 0 else text[:end + 1]
 
 
 def _document(section_id: str, version: str, content: str, score: float, tokens: int,
