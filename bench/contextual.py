@@ -129,10 +129,6 @@ class MiniLM:
         return out
 
 
-def _first_gold(order: list[int], keys: list[tuple[str, str]], gold: set[Any]) -> int | None:
-    return next((r for r, d in enumerate(order[:10], 1) if keys[d] in gold), None)
-
-
 def fuse(lexical: list[int], dense: list[int], weight: float) -> list[int]:
     """Reciprocal-rank fusion of the two rankings' first ``TOP`` sections."""
     score: dict[int, float] = {}
@@ -185,12 +181,12 @@ def main(argv: list[str] | None = None) -> int:
         queries = model.embed([q["query"] for q in qs])
         for q, qv in zip(qs, queries):
             c = corpora[q["corpus"]]
-            gold = {(g["file"], " ".join(g["heading"].split())) for g in q["gold"]}
+            gold = {(g["file"], quality._norm(g["heading"])) for g in q["gold"]}
             lexical = [e[2] for e in rank(c.cache, q["query"])]
             dense = [int(d) for d in np.argsort(-(vectors[q["corpus"]] @ qv), kind="stable")]
             for system, order in zip(systems, (lexical, c.bm25_rank(q["query"]), dense,
                                                fuse(lexical, dense, args.weight))):
-                ranks[system].append(_first_gold(order, c.keys, gold))
+                ranks[system].append(quality._first_gold(order, c.keys, gold, 10))
         cells = "".join(f"{sum(1 / r for r in ranks[s] if r) / len(qs):>14.3f}" for s in systems)
         print(f"{name:<10}{len(qs):>4}  {cells}")
     for c in corpora.values():
