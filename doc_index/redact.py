@@ -23,22 +23,28 @@ _USERINFO = re.compile(rf"(?P<scheme>{_URL_START})(?:[^/:\n]*:(?:(?!://)[^\n])*@
 _QUERY = re.compile(rf"(?P<url>{_URL_START}(?:(?!://)[^\s?])*)\?\S*")
 # An scp-like git address with a password, ``user:password@host:path`` (no scheme): git
 # hands ``user:password`` to ssh as the user name, so a token pasted there would be shown
-# whole. ``git@host:path`` (no ``:`` before the ``@``) names no secret and stays. Found
-# word by word with plain searches, never a backtracking pattern: linear in the text.
+# whole. ``git@host:path`` (no ``:`` before the ``@``) names no secret and stays. As in a
+# URL, the password may hold ``/`` or ``@`` (a base64 token: ``me:ab/c+d=@host:path``), so
+# it runs to the word's last ``@`` before a host; the user may be empty and holds no
+# ``/``, and ``x://`` is a URL (``_USERINFO``'s). The host is any run up to a ``:``, a
+# ``/`` or the word's end (``héllo.example``, ``[::1]``, ``me:TOKEN@host/o/r`` written
+# without its scheme). Found word by word with plain searches, never a backtracking
+# pattern: linear in the text (a host's search stops at the next ``@``).
 _WORD = re.compile(r"[^\s'\"]+")
-_HOST_THEN_COLON = re.compile(r"[A-Za-z0-9_.\[\]-]+:")
+_HOST = re.compile(r"[^\s/:@]+(?:[:/]|\Z)")
 
 
 def _scp_password(word: re.Match[str]) -> str:
     token = word.group()
     start = len(token) - len(token.lstrip("(<[="))
     colon = token.find(":", start)
-    at = token.find("@", colon + 1) if colon > start else -1
-    slash = token.find("/", start)
-    while at >= 0 and (slash < 0 or at < slash):  # a user name holds no "/"
-        if _HOST_THEN_COLON.match(token, at + 1):
+    if colon < 0 or token.find("/", start, colon) >= 0 or token.startswith("//", colon + 1):
+        return token
+    at = token.rfind("@")
+    while at > colon:
+        if _HOST.match(token, at + 1):
             return token[:start] + token[at + 1:]
-        at = token.find("@", at + 1)
+        at = token.rfind("@", colon + 1, at)
     return token
 
 

@@ -136,12 +136,14 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
            if size * 8 > total}
     target = max(1, min(BATCH_BYTES, total // (workers * 8)))
     where = str(staging)
-    before = set(multiprocessing.active_children())
     with ctx.Pool(workers) as pool:
         # Its workers, watched while a result is awaited: one that dies (the OOM killer, a
         # signal) is replaced by the pool, and the batch it held never comes back (the
-        # build waited for it for ever, holding its lock).
-        pool_workers = [p for p in multiprocessing.active_children() if p not in before]
+        # build waited for it for ever, holding its lock). The pool's own list, copied now
+        # (a replacement is added to it): the children that appeared while it started may
+        # include another thread's, e.g. a second build's pool, whose normal exit was
+        # taken for a dead parse worker.
+        pool_workers = list(pool._pool)
         early = {}
         for path, read, _ in jobs:
             if path in big:
