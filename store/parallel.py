@@ -14,8 +14,10 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -136,7 +138,7 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
            if size * 8 > total}
     target = max(1, min(BATCH_BYTES, total // (workers * 8)))
     where = str(staging)
-    with ctx.Pool(workers) as pool:
+    with _pool(ctx, workers) as pool:
         # Its workers, watched while a result is awaited: one that dies (the OOM killer, a
         # signal) is replaced by the pool, and the batch it held never comes back (the
         # build waited for it for ever, holding its lock). The pool's own list, copied now
@@ -175,6 +177,40 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
             window.append(_submit(pool, batch, size, where))
         while window:
             yield from _next(window, pool_workers)
+
+
+@contextmanager
+def _pool(ctx: Any, workers: int) -> Iterator[Any]:
+    """``ctx.Pool(workers)``, terminated on the way out as ``with Pool`` does, except after
+    a worker died (``ChildProcessError`` from :func:`_next`): then it is abandoned."""
+    pool = ctx.Pool(workers)
+    try:
+        yield pool
+    except ChildProcessError:
+        _abandon(pool)
+        raise
+    except BaseException:
+        pool.terminate()
+        raise
+    pool.terminate()
+
+
+def _abandon(pool: Any) -> None:
+    """Stop a pool one of whose workers died without waiting on its queues' locks.
+
+    ``Pool.terminate`` takes its task queue's read lock and its result queue's write lock,
+    and a worker killed while holding one never gives it back: the build hung in
+    ``terminate`` after the error was found. So ``terminate`` runs in a daemon thread
+    (where it may stay blocked; the Pool's exit-time finalizer is the same call, so the
+    interpreter's exit does not wait on it either). Its first step stops the pool from
+    replacing workers; once its worker handler has ended, every worker is killed and
+    reaped here."""
+    threading.Thread(target=pool.terminate, name="doc-index-pool-abandon", daemon=True).start()
+    pool._worker_handler.join()  # no worker is started after this
+    for worker in list(pool._pool):
+        if worker.exitcode is None:
+            worker.kill()
+        worker.join()
 
 
 def _parse_in_child(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFile | str]]:
