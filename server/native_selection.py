@@ -49,7 +49,7 @@ Principles (each one a class of questions, none a single question; measured with
    so weak matches never fill the budget), and not an exact duplicate (same version) of
    a better-ranked section. Scores are scaled to [0, 1] by the best; the order is score
    descending, then id ascending; ``server.packing`` fills the budget from that order
-   (whole sections, else the best-matching excerpt, never one-line stubs).
+   (whole sections, else the best-matching excerpt; short sections last).
 8. Determinism: IEEE basic operations and ``detmath.ln`` only, every sum taken in query
    order by plain ``+`` (never the built-in ``sum`` of floats, compensated since Python
    3.12), so equal cache bytes and arguments give equal output bytes on any machine.
@@ -470,4 +470,5 @@ def pack(cache: NativeCache, query: str, budget: int, concepts: list[Concept],
     packer = Packer(cache, query, budget, terms, whole_why, params.empty_terms)
     for score, section_id, d in ranked:
         packer.offer(score, section_id, d)
+    packer.offer_short()
     return packer.answer()

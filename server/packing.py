@@ -33,13 +33,16 @@ decides, for each, whether it goes in whole, as an excerpt, or not at all:
    ``score``; ``content`` is the excerpt, ``tokens`` its estimate and ``why`` counts in
    it; ``source.lines`` stays the section's range and ``source.excerpt`` = ``{"lines":
    [first, last], "of_tokens": <the section's tokens>}``.
-4. Not used: a section whose own text is (almost) only its heading (at most
-   ``empty_terms`` terms beyond it, the ranking's "near-empty" rule) never takes budget:
-   a one-line stub tells an agent nothing; nor a table of contents: a section holding a
-   ``toctree`` directive (the index says which) whose text beyond its heading is only
-   ``toctree`` directives (RST or MyST) and list items that are a bare link; the pages it
-   names are sections of their own. Sections under the relevance floor never reach the
-   packer (``rank_concepts``).
+4. Last or not at all: a section whose text is only its heading never takes budget, nor
+   a table of contents: a section holding a ``toctree`` directive (the index says which)
+   whose text beyond its heading is only ``toctree`` directives (RST or MyST) and list
+   items that are a bare link; the pages it names are sections of their own. A short
+   section (at most ``empty_terms`` terms beyond its heading, the ranking's "near-empty"
+   rule: ``## timeout`` / ``Seconds to wait.``) is offered after all the others, in its
+   ranking order, into what they left: its metadata costs more than its text, so it
+   never takes the place of a longer match, but an answer is never empty while a
+   matching section fits. Sections under the relevance floor never reach the packer
+   (``rank_concepts``).
 5. Counted: a section that goes in neither whole nor as an excerpt counts in
    ``documents_excluded_by_budget``, so an answer with no document but a positive count
    says that sections matched and the budget was too small for them. A budget smaller
@@ -170,12 +173,28 @@ class Packer:
         self.documents: list[dict[str, Any]] = []
         self.used = 0
         self.excluded = 0
+        self.short: list[tuple[float, str, int]] = []
 
     def offer(self, score: float, section_id: str, d: int) -> None:
-        """Add section ``d`` whole, as an excerpt, or count it as excluded by budget."""
+        """Add section ``d`` whole, as an excerpt, or count it as excluded by budget; a
+        short section waits for :meth:`offer_short` (rule 4)."""
         lens = self.cache.index.lens
-        if lens[2][d] - lens[0][d] <= self.empty_terms:
-            return  # a stub: never worth budget (rule 4)
+        own = lens[2][d] - lens[0][d]
+        if own <= 0:
+            return  # only its heading: never worth budget (rule 4)
+        if own <= self.empty_terms:
+            self.short.append((score, section_id, d))
+            return
+        self._place(score, section_id, d)
+
+    def offer_short(self) -> None:
+        """The short sections held back by :meth:`offer`, in their ranking order, into what
+        the others left (rule 4)."""
+        short, self.short = self.short, []
+        for score, section_id, d in short:
+            self._place(score, section_id, d)
+
+    def _place(self, score: float, section_id: str, d: int) -> None:
         if d in self._toctree_sections() and is_navigation(
                 self.cache.section_text(d), heading_path(self.cache, d)[-1]):
             return  # a table of contents: never worth budget (rule 4)

@@ -7,6 +7,7 @@ round-trip f32 text of the score, ``ceil(utf8_bytes / 4)`` tokens.
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 from collections import Counter
@@ -15,7 +16,7 @@ from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any, NamedTuple
 
 from ..errors import ContextError
-from .query_limits import check_query_length, why_terms
+from .query_limits import check_query_length, check_v0_echo
 
 # Unicode White_Space, exactly. str.split() would also split on U+001C..U+001F.
 WHITE_SPACE = (
@@ -94,8 +95,9 @@ def select_v0(documents: Sequence[V0Document], query: str, budget: int) -> dict[
 
     Any string is a valid query, the empty one included, as long as it is Unicode text
     that UTF-8 can encode, of at most ``MAX_QUERY_BYTES`` (the cap of native caches);
-    otherwise ``invalid_query``. ``why`` names at most ``WHY_MAX_TERMS`` terms (both caps:
-    ``query_limits``; the reference has neither).
+    otherwise ``invalid_query``. ``why`` names every term, as the reference does; an
+    answer whose echoes of them would pass ``MAX_V0_WHY_BYTES`` is ``invalid_query``
+    (both caps: ``query_limits``; the reference has neither).
     """
     try:
         query.encode("utf-8")
@@ -103,7 +105,8 @@ def select_v0(documents: Sequence[V0Document], query: str, budget: int) -> dict[
         raise ContextError("invalid_query") from None
     check_query_length(query)
     terms = split_white_space(query.lower())
-    shown = why_terms(terms)
+    shown = terms  # one list, shared by every document's ``why``
+    echo = len(json.dumps(shown, ensure_ascii=False, separators=(",", ":")))
     scored: list[tuple[float, str, V0Document, int, int]] = []
     for doc in documents:
         words = split_white_space(doc.content.lower())
@@ -124,6 +127,7 @@ def select_v0(documents: Sequence[V0Document], query: str, budget: int) -> dict[
             excluded += 1
             continue
         used += tokens
+        check_v0_echo(echo, len(selected) + 1)
         selected.append(
             {
                 "id": doc.id,
@@ -132,7 +136,7 @@ def select_v0(documents: Sequence[V0Document], query: str, budget: int) -> dict[
                 "score": F32(score),
                 "tokens": tokens,
                 "why": {
-                    "query_terms": list(shown),
+                    "query_terms": shown,
                     "term_matches": matches,
                     "total_words": total_words,
                 },

@@ -1,7 +1,7 @@
 """Budget packing of native answers (issue 13 "the budget bounds what the agent receives",
 issue 14 "Budget packing that keeps the best answer"), the rules of ``server.packing``:
 the whole answer's charge stays within the budget; an oversized best section comes back
-as a marked excerpt cut at a block boundary; one-line stubs never take budget; a budget
+as a marked excerpt cut at a block boundary; short sections come last; a budget
 too small for anything says how many sections matched; same bytes across builds."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import build, write_tree
+from conftest import build, run_cli, write_tree
 from doc_index.indexer.tokens import estimate_tokens
 from doc_index.server.jsonout import dumps
 from doc_index.server.native_cache import NativeCache, load_native_cache
@@ -79,15 +79,32 @@ def test_block_starts_keep_code_blocks_and_indented_text_whole() -> None:
     assert block_starts(lines, fine=True) == [0, 2, 3, 5, 13]
 
 
-def test_stubs_and_tables_of_contents_never_take_budget(cache: NativeCache) -> None:
+def test_tables_of_contents_never_take_budget_and_short_sections_come_last(
+        cache: NativeCache) -> None:
     ranked = [sid for _, sid, _ in rank(cache, QUERY)]
-    stub, toc = "stub-retry-upload", "nav-guides"
-    assert stub in ranked and toc in ranked  # they match, and rank
+    short, toc = "stub-retry-upload", "nav-guides"
+    assert short in ranked and toc in ranked  # they match, and rank
+    ids = [d["id"] for d in select(cache, QUERY, 100_000)["documents"]]
+    assert toc not in ids
+    assert ids[-1] == short and "weak-notes" in ids  # after every longer match
     result = select(cache, QUERY, 100_000)
-    assert stub not in [d["id"] for d in result["documents"]]
-    assert toc not in [d["id"] for d in result["documents"]]
     # Not used is not "excluded by budget": nothing was left out for lack of room.
     assert result["selection"]["documents_excluded_by_budget"] == 0
+
+
+def test_a_short_section_is_answered_when_it_is_the_only_match(tmp_path: Path) -> None:
+    """issue 20.3: ``# Space Name`` / ``spacenamemarker here`` was dropped as a stub and the
+    answer was empty; a section that is only its heading is still never used."""
+    build(write_tree(tmp_path / "src", {
+        "a.md": "# Space Name\n\nspacenamemarker here\n\n# Timeout\n\n## Other\n\nText.\n",
+        "api.md": "# Client\n\n## timeout\n\nSeconds to wait.\n",
+    }), tmp_path / "root")
+    loaded = load_native_cache(tmp_path / "root" / "local-src")
+    got = select(loaded, "spacenamemarker", 2000)["documents"]
+    assert [d["id"] for d in got] == ["a-space-name"]
+    assert got[0]["content"] == "# Space Name\n\nspacenamemarker here\n\n"
+    got = select(loaded, "timeout seconds", 2000)["documents"]
+    assert [d["id"] for d in got] == ["api-timeout"]  # not the heading-only "Timeout"
 
 
 def test_navigation_is_only_toctrees_and_bare_links() -> None:
@@ -110,8 +127,8 @@ def test_small_budgets_get_an_excerpt_of_the_best_section(cache: NativeCache) ->
         result = select(cache, QUERY, budget)
         sel = result["selection"]
         if not result["documents"]:
-            # retry and weak: the stub and the table of contents are never counted
-            assert sel["documents_excluded_by_budget"] == 2
+            # retry, weak and the short stub; the table of contents is never counted
+            assert sel["documents_excluded_by_budget"] == 3
             continue
         assert _whole_charge(result) <= budget
         best = result["documents"][0]
@@ -130,7 +147,7 @@ def test_budget_50_and_0_say_that_sections_matched(cache: NativeCache) -> None:
         assert result["selection"] == {
             "query": QUERY, "budget": budget, "tokens_used": 0,
             "documents_considered": len(cache.sections), "documents_selected": 0,
-            "documents_excluded_by_budget": 2}
+            "documents_excluded_by_budget": 3}
 
 
 @pytest.mark.parametrize("query", [QUERY, "settings restart process", "client uploads",
@@ -190,3 +207,14 @@ def test_excerpts_after_the_first_document_carry_more_than_their_metadata(
     finally:
         cache.close()
     assert later  # the rule was exercised
+
+
+def test_doc_index_resolve_answers_a_short_section(tmp_path: Path) -> None:
+    """issue 20.3, through the real command: the only match is a one-line section."""
+    src = write_tree(tmp_path / "src", {"a.md": "# Space Name\n\nspacenamemarker here\n"})
+    root = tmp_path / "root"
+    assert run_cli("build", str(src), "--root", str(root), "--name", "t").returncode == 0
+    done = run_cli("resolve", "t", "spacenamemarker", "--budget", "2000", "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert [d["id"] for d in answer["documents"]] == ["a-space-name"]

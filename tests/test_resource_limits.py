@@ -221,13 +221,40 @@ def test_a_4_kb_query_answers_within_a_bound_of_the_budget_native(tmp_path: Path
     assert len(answer.encode()) <= 64 * budget + 2 * MAX_QUERY_BYTES
 
 
-def test_a_4_kb_query_names_at_most_the_capped_terms_v0(tmp_path: Path) -> None:
+def test_a_4_kb_query_on_v0_names_every_term_whole(tmp_path: Path) -> None:
+    """issue 20.4: v0 answers are the reference's bytes for every query within the 4 KB
+    cap: every document names every query term, uncut (a URL, a long identifier)."""
     cache = v0_cache_from(tmp_path, {f"d{i}.md": f"alpha{i} text\n" for i in range(400)})
-    result = json.loads(tools.resolve(cache, _distinct_words_query("alpha"), 2000))
+    query = _distinct_words_query("alpha")
+    result = json.loads(tools.resolve(cache, query, 2000))
     assert len(result["documents"]) == 400
     for doc in result["documents"]:
-        terms = doc["why"]["query_terms"]
-        assert terms == [f"alpha{i}" for i in range(WHY_MAX_TERMS)]
+        assert doc["why"]["query_terms"] == query.split(" ")
+    url = "https://example.com/" + "a" * 100 + "/client"
+    cache = v0_cache_from(tmp_path / "url", {"d.md": f"see {url} here\n"})
+    done = run_cli("resolve", "--cache", str(cache), "--query", f"{url} here", "--budget",
+                   "100", module="doc_index.server.context_cli")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)["documents"][0]
+    assert doc["why"] == {"query_terms": [url, "here"], "term_matches": 2, "total_words": 3}
+
+
+def test_v0_echoes_of_the_query_are_bounded_in_all(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound that keeps the reference's bytes: past MAX_V0_WHY_BYTES of echoed terms
+    in one answer the query is refused (invalid_query), never cut."""
+    from doc_index.server import query_limits
+
+    cache = v0_cache_from(tmp_path, {f"d{i}.md": f"alpha{i} text\n" for i in range(40)})
+    query = "alpha1 alpha2 text"
+    echo = len(json.dumps(query.split(" "), separators=(",", ":")))
+    monkeypatch.setattr(query_limits, "MAX_V0_WHY_BYTES", echo * 40)
+    assert len(json.loads(tools.resolve(cache, query, 2000))["documents"]) == 40
+    monkeypatch.setattr(query_limits, "MAX_V0_WHY_BYTES", echo * 40 - 1)
+    with pytest.raises(ContextError) as caught:
+        tools.resolve(cache, query, 2000)
+    assert caught.value.code == "invalid_query"
+    assert len(json.loads(tools.resolve(cache, query, 100))["documents"]) < 40  # fewer fit
 
 
 def test_why_terms_are_cut_to_their_cap() -> None:
