@@ -4,7 +4,8 @@ Every door (the ``doc-index`` and ``context`` CLIs, the MCP server, the git hook
 demo) is a thin layer over these functions and the modules they call. Nothing here
 prints or exits: results are Python objects, failures are :class:`~doc_index.errors.
 DocIndexError` subclasses (a ``code`` and its exit code in one table). ``root`` defaults
-to ``$DOC_INDEX_ROOT``, else ``~/.doc-index``.
+to ``$DOC_INDEX_ROOT``, else the per-user data folder (``store.roots``); an empty one is
+a UsageError (it would name the current directory).
 
 Imports are made inside the functions: each door loads only what its command needs
 (tests/test_import_rules.py), and ``import doc_index`` stays cheap.
@@ -21,11 +22,11 @@ if TYPE_CHECKING:
     from .store.index_store import BuildReport, Progress
 
 def _root(root: Path | str | None) -> Path:
-    if root is not None:
-        return Path(root)
-    from .store.roots import default_root
+    from .store.roots import checked_root, default_root
 
-    return default_root()
+    if isinstance(root, str):
+        return checked_root(root)
+    return root if root is not None else default_root()
 
 
 def _cache_dir(root: Path, name: str) -> Path:
@@ -125,16 +126,28 @@ def resolve(name: str, query: str, budget: int | str, *,
     A name that is no cache under ``root`` is ``cache_missing`` (MissingCache), checked
     first.
     """
+    from .errors import ContextError, MissingCache
+    from .missing_cache import missing_cache
     from .server import tools
     from .server.budget import parse_budget
 
-    cache_dir = _cache_dir(_root(root), name)
-    return tools.answer(cache_dir, query, parse_budget(budget) if isinstance(budget, str)
-                        else budget)
+    checked = _root(root)
+    cache_dir = _cache_dir(checked, name)
+    try:
+        return tools.answer(cache_dir, query, parse_budget(budget) if isinstance(budget, str)
+                            else budget)
+    except ContextError as exc:  # a directory with no manifest, or gone meanwhile: say so
+        if exc.code != "cache_missing" or isinstance(exc, MissingCache):
+            raise
+        raise missing_cache(checked, name, exc) from None
 
 
 def delete(name: str, *, root: Path | str | None = None) -> None:
-    """Delete cache ``name``; MissingCache (as ``inspect``) when there is no such cache."""
+    """Delete cache ``name``: a directory doc-index can tell is a cache (a doc-index or
+    Context Engine v0 manifest, or the mark a build left of a cache damaged since:
+    ``store.cache_marks``), its spare generation and lock. MissingCache (as ``inspect``)
+    when there is no such cache; ``DeleteRefused`` (a UsageError), with nothing touched, when
+    the name is anything else under the root."""
     from .missing_cache import missing_cache
     from .store.index_store import IndexStore
 
@@ -146,12 +159,17 @@ def delete(name: str, *, root: Path | str | None = None) -> None:
         raise missing_cache(root, name, ContextError("cache_missing", "deleted meanwhile"))
 
 
-def install_hooks(repo: Path | str = ".", *, root: Path | str | None = None) -> list[str]:
+def install_hooks(repo: Path | str = ".", *, root: Path | str | None = None,
+                  name: str | None = None, subdir: Path | str | None = None) -> list[str]:
     """Install the git hooks that rebuild ``repo``'s cache under ``root`` after a pull,
-    checkout or rebase; one line per hook saying what was done."""
+    checkout or rebase; one line per hook saying what was done. The hooks build the
+    checkout, or its folder ``subdir``, as ``build`` would, into the cache ``name`` (else
+    the default name); a build the hook would refuse (that name holds another source's
+    cache) is refused now, with nothing installed."""
     from .store.git_hooks import install_hooks as install
 
-    return install(Path(repo), None if root is None else Path(root))
+    return install(Path(repo), _root(root), name=name,
+                   subdir=None if subdir is None else str(subdir))
 
 
 def uninstall_hooks(repo: Path | str = ".") -> list[str]:

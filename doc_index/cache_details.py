@@ -10,6 +10,7 @@ trusted.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -31,7 +32,10 @@ class CacheDetails(NamedTuple):
     before doc-index recorded sources, or a v0 cache); ``commit`` the indexed commit or
     None; ``tokens`` the sum of the sections' tokens (None for a v0 cache); ``indexed_at``
     the UTC build time as the manifest has it; ``problem`` why the cache is not valid, or
-    that its source record is malformed (the cache is valid for the spec)."""
+    that its source record is malformed (the cache is valid for the spec).
+    ``total_bytes`` is the spec's (the regular files directly in the cache directory),
+    ``size_bytes`` what the cache takes: every regular file below it, raw files in
+    subfolders included (what ``list`` shows as SIZE)."""
 
     name: str
     format: str | None
@@ -42,6 +46,7 @@ class CacheDetails(NamedTuple):
     sections: int
     tokens: int | None
     total_bytes: int
+    size_bytes: int
     indexed_at: str | None
     cache_version: str
     problem: str | None
@@ -54,17 +59,19 @@ def cache_details(root: Path, name: str) -> CacheDetails:
     """The details of cache ``name`` under ``root`` (never raises for a damaged cache: it
     is described as invalid, with its problem)."""
     try:
-        info, manifest = cache_info_and_manifest(resolve_cache_name(root, name))
+        path = resolve_cache_name(root, name)
+        info, manifest = cache_info_and_manifest(path)
     except ContextError as exc:
-        return CacheDetails(name, None, False, None, None, None, 0, None, 0, None, "",
+        return CacheDetails(name, None, False, None, None, None, 0, None, 0, 0, None, "",
                             exc.detail or exc.message)
+    size = tree_bytes(path)
     problem = None if info.valid else "the manifest is missing, unreadable or damaged"
     if not isinstance(manifest, dict):
         return CacheDetails(name, None, info.valid, None, None, None, info.document_count,
-                            None, info.total_bytes, None, info.cache_version, problem)
+                            None, info.total_bytes, size, None, info.cache_version, problem)
     if "build_config" in manifest:
         return CacheDetails(name, V0, info.valid, None, None, None, info.document_count, None,
-                            info.total_bytes, _text(manifest.get("created_at")),
+                            info.total_bytes, size, _text(manifest.get("created_at")),
                             info.cache_version, problem)
     source = manifest.get("source")
     if source is not None and shown_source(source) is None:
@@ -75,8 +82,26 @@ def cache_details(root: Path, name: str) -> CacheDetails:
     return CacheDetails(
         name, NATIVE, info.valid, source,
         _text(manifest.get("repo")), commit or None, info.document_count,
-        _tokens(manifest.get("sections")), info.total_bytes,
+        _tokens(manifest.get("sections")), info.total_bytes, size,
         _text(manifest.get("indexed_at")), info.cache_version, problem)
+
+
+def tree_bytes(directory: Path) -> int:
+    """The bytes of every regular file below ``directory``, at any depth; symlinks are
+    not followed (a cache holds none the store made), unreadable folders count 0."""
+    total = 0
+    pending = [os.fspath(directory)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False):
+                        total += entry.stat(follow_symlinks=False).st_size
+        except OSError:
+            continue
+    return total
 
 
 def _text(value: Any) -> str | None:
@@ -95,4 +120,4 @@ def _tokens(sections: Any) -> int | None:
     return total
 
 
-__all__ = ["NATIVE", "V0", "CacheDetails", "cache_details"]
+__all__ = ["NATIVE", "V0", "CacheDetails", "cache_details", "tree_bytes"]

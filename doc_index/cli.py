@@ -25,55 +25,107 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"error: {message}\n")
 
 
+DESCRIPTION = ("Build documentation caches from folders and git repositories, list, inspect "
+               "and query them, and serve them to AI agents over MCP.")
+ROOT_HELP = ("the cache root (default: $DOC_INDEX_ROOT, else the per-user data folder, "
+             "~/.local/share/doc-index on Linux)")
+DEFAULT_BUDGET = "2000"
+NAME_HELP = "a cache's name (doc-index list shows them)"
+
+
 def _parser() -> argparse.ArgumentParser:
-    root_help = "cache root (default: $DOC_INDEX_ROOT or ~/.doc-index)"
     # --root is taken before and after the subcommand (a separate dest, so the
     # subcommand's default None cannot erase the first); given twice, the later one wins,
     # as with any repeated option.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--root", type=Path, default=None, help=root_help)
-    parser = _Parser(prog="doc-index", description=__doc__.split("\n")[0])
+    common.add_argument("--root", metavar="DIR", default=None, help=ROOT_HELP)
+    parser = _Parser(prog="doc-index", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"doc-index {__version__}")
-    parser.add_argument("--root", dest="root_before", type=Path, default=None,
-                        help=root_help)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--root", dest="root_before", metavar="DIR", default=None,
+                        help=ROOT_HELP)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser,
+                                help="what to do (doc-index COMMAND --help tells more)")
 
-    build = sub.add_parser("build", parents=[common], help="index a directory or git repository")
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], help=help_text,
+                              description=_sentence(help_text))
+
+    build = command("build", "index a directory or a git repository (again: only what changed)")
     build.add_argument("source", help="a local directory, or a git URL / bare repository path")
-    build.add_argument("--name", help="the cache's name, exactly (default: from the source)")
+    _naming_options(build)
     build.add_argument("--ref", help="git only: the branch, tag or commit to index")
     build.add_argument("--full", action="store_true", help="re-parse every file")
     build.add_argument("--replace", action="store_true",
                        help="replace a cache of that name built from another source")
-    build.add_argument("--max-file-bytes", type=_file_bytes, default=None,
+    build.add_argument("--max-file-bytes", metavar="BYTES", type=_file_bytes, default=None,
                        help="skip files larger than this (default 10 MB, at most 1 GiB)")
 
-    json_help = "JSON for scripts (README: list and inspect)"
-    listing = sub.add_parser("list", parents=[common], help="list the caches under the root")
+    json_help = "one line of JSON, for scripts"
+    listing = command("list", "list the caches under the root")
     listing.add_argument("--json", action="store_true", help=json_help)
-    inspect = sub.add_parser("inspect", parents=[common], help="inspect a cache")
-    inspect.add_argument("name")
+    inspect = command("inspect", "show one cache: source, ref, commit, sections, size, age")
+    inspect.add_argument("name", help=NAME_HELP)
     inspect.add_argument("--json", action="store_true", help=json_help)
-    resolve = sub.add_parser("resolve", parents=[common], help="select sections for a query")
-    resolve.add_argument("name")
-    resolve.add_argument("query")
-    resolve.add_argument("--budget", default="4000", help="token budget (default 4000)")
-    resolve.add_argument("--format", choices=("json", "pretty"), default="json")
-    delete = sub.add_parser("delete", parents=[common], help="delete a cache")
-    delete.add_argument("name")
+    resolve = command("resolve", "the sections of a cache that answer a question")
+    resolve.add_argument("name", help=NAME_HELP)
+    resolve.add_argument("query", help="the question, in the words the docs likely use")
+    resolve.add_argument("--budget", metavar="TOKENS", default=DEFAULT_BUDGET,
+                         help=f"the most tokens the whole answer may take, 0 to 10000000 "
+                              f"(default {DEFAULT_BUDGET})")
+    resolve.add_argument("--format", choices=("json", "pretty", "text"), default="json",
+                         help="json: the answer as context.resolve gives it (default); "
+                              "pretty: the same, indented; text: each section under a header "
+                              "naming its file, lines and headings, for reading")
+    delete = command("delete", "delete a cache (and nothing that is not one)")
+    delete.add_argument("name", help=NAME_HELP)
 
-    serve = sub.add_parser("serve", parents=[common], help="MCP server on stdin/stdout")
+    serve = command("serve", "the MCP server, on stdin and stdout")
     serve.add_argument("--tool-names", choices=("dotted", "underscore"), default="dotted",
-                       help="publish context.resolve (dotted) or context_resolve (underscore)")
+                       help="publish context.resolve (dotted, the default) or context_resolve "
+                            "(underscore: for clients that refuse dots)")
 
-    hook = sub.add_parser("hook", parents=[common], help="git hooks that rebuild after pull")
-    hook.add_argument("action", choices=("install", "uninstall"))
-    hook.add_argument("repo", nargs="?", default=".", help="a git checkout (default: .)")
+    hook_help = "git hooks that rebuild a checkout's cache after pull, checkout or rebase"
+    middle = argparse.ArgumentParser(add_help=False)  # ``hook --root DIR install``
+    middle.add_argument("--root", dest="root_middle", metavar="DIR", default=None,
+                        help=ROOT_HELP)
+    hook = sub.add_parser("hook", parents=[middle], help=hook_help,
+                          description=_sentence(hook_help))
+    actions = hook.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                  parser_class=_Parser, help="install or uninstall")
+    repo_help = "a git checkout, or a folder in it (default: .)"
+    install = actions.add_parser(
+        "install", parents=[common], help="install the hooks (again: update their options)",
+        description="Install git hooks that rebuild the checkout's cache after pull, "
+                    "checkout or rebase (in the background; a build they would refuse, or "
+                    "one that failed, is one line in git's output).")
+    install.add_argument("repo", nargs="?", default=".", help=repo_help)
+    _naming_options(install, hook=True)
+    uninstall = actions.add_parser(
+        "uninstall", parents=[common], help="remove the hooks, restoring what was there",
+        description="Remove the hooks, putting back any hook that was there before.")
+    uninstall.add_argument("repo", nargs="?", default=".", help=repo_help)
 
-    config = sub.add_parser("mcp-config", parents=[common],
-                            help="print the MCP configuration block for a client")
-    config.add_argument("--client", required=True, choices=CLIENTS)
+    config = command("mcp-config", "print an MCP client's configuration block for this "
+                                   "installation")
+    config.add_argument("--client", required=True, choices=CLIENTS,
+                        help="the MCP client: " + ", ".join(CLIENTS))
     return parser
+
+
+def _sentence(text: str) -> str:
+    return text[0].upper() + text[1:] + "."
+
+
+def _naming_options(parser: argparse.ArgumentParser, *, hook: bool = False) -> None:
+    """``build``'s naming options, which ``hook install`` takes too (the hook remembers
+    them)."""
+    what = "the cache the hook builds" if hook else "the cache"
+    parser.add_argument("--name", help=f"name {what} exactly this (default: from the source)")
+    if hook:
+        parser.add_argument("--subdir", metavar="PATH",
+                            help="index this folder of the checkout (relative to its top, or "
+                                 "a path inside it) instead of the whole checkout")
 
 
 def _file_bytes(text: str) -> int:
@@ -99,17 +151,19 @@ def run() -> NoReturn:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.root is None:
-        args.root = args.root_before
+    for earlier in ("root_middle", "root_before"):  # the last --root given wins
+        if args.root is None:
+            args.root = getattr(args, earlier, None)
     if argv is None and args.command == "resolve":
         # The query is UTF-8 whatever the locale decoded argv with (as in ``context``).
         args.query = os.fsencode(args.query).decode("utf-8", "surrogateescape")
     try:
         return _run(args)
     except (Exception, KeyboardInterrupt) as exc:  # the last line of defence: a fact
-        from .errors import describe, exit_code_of
+        from .errors import exit_code_of
+        from .messages import for_people
 
-        print(f"error: {describe(exc)}", file=sys.stderr)
+        print(f"error: {for_people(exc, args)}", file=sys.stderr)
         return exit_code_of(exc)
 
 
@@ -117,39 +171,41 @@ def _run(args: argparse.Namespace) -> int:
     from . import api
 
     command = args.command
+    if command == "hook" and args.action == "uninstall":
+        for line in api.uninstall_hooks(args.repo):
+            print(printable(line), file=sys.stderr)
+        return 0
+    root = _root(args.root)
     if command == "build":
         from .build_command import run_build
 
-        return run_build(args.source, args.root, name=args.name, ref=args.ref, full=args.full,
+        return run_build(args.source, root, name=args.name, ref=args.ref, full=args.full,
                          replace=args.replace, max_bytes=args.max_file_bytes)
     if command == "serve":
         from .server.mcp_server import run
 
-        return run(_root(args.root), tool_names=args.tool_names)
+        return run(root, tool_names=args.tool_names)
     if command == "hook":
-        if args.action == "install":
-            lines = api.install_hooks(args.repo, root=args.root)
-        else:
-            lines = api.uninstall_hooks(args.repo)
-        for line in lines:
+        for line in api.install_hooks(args.repo, root=root, name=args.name,
+                                      subdir=args.subdir):
             print(printable(line), file=sys.stderr)
         return 0
     if command == "delete":
-        api.delete(args.name, root=args.root)
+        api.delete(args.name, root=root)
         print(f"deleted: {printable(args.name)}", file=sys.stderr)
         return 0
     if command == "mcp-config":
         from .mcp_config import config_text
 
-        out = config_text(args.client, _root(args.root))
+        out = config_text(args.client, root)
     else:
-        out = _read_command(args)
+        out = _read_command(args, root)
     sys.stdout.buffer.write(out.encode("utf-8"))
     sys.stdout.flush()
     return 0
 
 
-def _read_command(args: argparse.Namespace) -> str:
+def _read_command(args: argparse.Namespace, root: Path) -> str:
     """The stdout text of list, inspect or resolve."""
     from . import api
 
@@ -157,27 +213,39 @@ def _read_command(args: argparse.Namespace) -> str:
         from . import listing
 
         if args.command == "list":
-            caches = api.describe_caches(args.root)
-            return (listing.list_json(caches) if args.json
-                    else listing.list_text(caches, _root(args.root)))
-        cache = api.describe(args.name, root=args.root)
+            caches = api.describe_caches(root)
+            return listing.list_json(caches) if args.json else listing.list_text(caches, root)
+        cache = api.describe(args.name, root=root)
         return listing.details_json(cache) if args.json else listing.details_text(cache)
-    from .server import jsonout
-
-    answer = api.resolve(args.name, args.query, args.budget, root=args.root)
+    answer = api.resolve(args.name, args.query, args.budget, root=root)
     selection = answer.selection
     if not answer.documents and selection["documents_excluded_by_budget"]:
         # stdout stays the spec's answer; a person is told why it is empty
         print(f"note: no section fits in {selection['budget']} tokens with its metadata "
               f"({selection['documents_excluded_by_budget']} matched): ask again with "
-              f"--budget 2000", file=sys.stderr)
+              f"--budget {max(2000, 2 * selection['budget'])}", file=sys.stderr)
+    if args.format == "text":
+        from .answer_text import answer_text
+
+        return answer_text(answer)
+    from .server import jsonout
+
     return jsonout.answer_text(answer, pretty=args.format == "pretty")
 
 
-def _root(root: Path | None) -> Path:
-    from .store.roots import default_root
+def _root(given: str | None) -> Path:
+    """``--root`` (UsageError when empty), else the default root; on the default root, the
+    note about caches an earlier doc-index left in ``~/.doc-index`` (``store.roots``)."""
+    from .store import roots
 
-    return root if root is not None else default_root()
+    if given is not None:
+        return roots.checked_root(given)
+    root = roots.default_root()
+    if roots.ROOT_ENV not in os.environ:
+        note = roots.old_root_note(root)
+        if note is not None:
+            print(note, file=sys.stderr)
+    return root
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ def _escaped(match: re.Match[str]) -> str:
 
 def list_text(caches: Sequence[CacheDetails], root: Path, now: datetime | None = None) -> str:
     """One line per cache under a header: name, source, ref, short commit, sections,
-    tokens, size, age."""
+    tokens, size (every file below the cache directory), age."""
     if not caches:
         return (f"no caches under {printable(str(root))} "
                 "(doc-index build <path-or-git-url> makes one)\n")
@@ -81,7 +81,7 @@ def _row(cache: CacheDetails, now: datetime) -> list[str]:
         printable(cache.commit[:7]) if cache.commit else "-",
         f"{cache.sections:,}" if cache.format else "-",
         f"{cache.tokens:,}" if cache.tokens is not None else "-",
-        size_text(cache.total_bytes) if cache.format else "-",
+        size_text(cache.size_bytes) if cache.format else "-",
         age_text(cache.indexed_at, now),
     ]
 
@@ -104,7 +104,8 @@ def details_text(cache: CacheDetails, now: datetime | None = None) -> str:
         ("repo", printable(cache.repo) if cache.repo else "-"),
         ("sections", f"{cache.sections:,}"),
         ("tokens", f"{cache.tokens:,}" if cache.tokens is not None else "-"),
-        ("size", f"{size_text(cache.total_bytes)} ({cache.total_bytes:,} bytes)"),
+        ("size", f"{size_text(cache.size_bytes)} ({cache.size_bytes:,} bytes in all; "
+                 f"total_bytes {cache.total_bytes:,}: the files at its top)"),
         ("indexed at", _when(cache.indexed_at, now)),
         ("cache_version", printable(cache.cache_version) or "-"),
     ]

@@ -3,8 +3,13 @@
 The command is the ``doc-index`` console script next to this interpreter (where pip puts
 it in a virtual environment or a system install), else this interpreter with ``-m
 doc_index.cli``; ``shutil.which`` is not asked, since the first ``doc-index`` on PATH may
-belong to another installation. Paths are absolute. Clients that reject dotted tool
-names (one such name hides the whole server) get ``--tool-names underscore``.
+belong to another installation. Paths are absolute.
+
+Every block starts the server with ``--tool-names underscore`` (``context_resolve``):
+the model APIs behind these clients accept only ``[a-zA-Z0-9_-]`` in a tool name, and one
+dotted name hides the whole server (Claude Desktop, Cursor, Codex; Claude Code and VS
+Code pass the names on to such APIs too: anthropics/claude-code issues 985 and 5835).
+The server accepts calls under either spelling.
 """
 
 from __future__ import annotations
@@ -15,13 +20,13 @@ from pathlib import Path
 
 from .errors import UsageError
 
-# client -> (format, tool names need underscores)
-_CLIENTS: dict[str, tuple[str, bool]] = {
-    "claude-code": ("mcpServers", False),
-    "claude-desktop": ("mcpServers", True),
-    "cursor": ("mcpServers", True),
-    "vscode": ("servers", False),
-    "codex": ("toml", True),
+# client -> the shape of its configuration block
+_CLIENTS: dict[str, str] = {
+    "claude-code": "mcpServers",
+    "claude-desktop": "mcpServers",
+    "cursor": "mcpServers",
+    "vscode": "servers",
+    "codex": "toml",
 }
 CLIENTS = tuple(_CLIENTS)
 SERVER_NAME = "doc-index"
@@ -52,8 +57,8 @@ def config_text(client: str, root: Path) -> str:
 
     if client not in _CLIENTS:
         raise UsageError(f"unknown client {client!r}; one of: {', '.join(CLIENTS)}")
-    shape, underscore = _CLIENTS[client]
-    command, args = server_command(root, underscore=underscore)
+    shape = _CLIENTS[client]
+    command, args = server_command(root, underscore=True)
     if shape == "toml":
         return (f"[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_string(command)}\n"
                 f"args = [{', '.join(map(_toml_string, args))}]\n")

@@ -37,9 +37,11 @@ def missing_cache(root: Path, name: str, refused: ContextError) -> MissingCache:
     check_root(root)
     names = [entry.path for entry in tools.cache_entries(root)]
     shown_root = printable(os.path.abspath(root))
-    if name in names:  # there, but refused (a link out of the root, not a directory, ...)
+    if name in names:  # there, but refused (a link out of the root, no manifest, ...)
+        close = close_names(name, [other for other in names if other != name])
+        also = f"; did you mean: {', '.join(map(printable, close))}?" if close else ""
         return MissingCache(f"cache {_quoted(name)} under {shown_root} cannot be used: "
-                            f"{printable(str(refused))}")
+                            f"{printable(str(refused))}{also}")
     where = f"no cache named {_quoted(name)} under {shown_root}"
     if not names:
         return MissingCache(f"{where}; it holds no cache yet (doc-index build SOURCE "

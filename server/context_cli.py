@@ -47,20 +47,30 @@ def _utf8_argument(arg: str) -> str:
     return os.fsencode(arg).decode("utf-8", "surrogateescape")
 
 
+def _existing(text: str) -> Path:
+    """A ``--cache`` or ``--root`` path: the empty one names no directory (cache_missing,
+    as the specs say of a root or cache that does not exist), never the current one."""
+    if not text:
+        raise ContextError("cache_missing", "empty path")
+    return Path(text)
+
+
 def _resolve(args: argparse.Namespace) -> str:
     budget = parse_budget(args.budget)
-    return tools.resolve(Path(args.cache), args.query, budget, args.format == "pretty")
+    return tools.resolve(_existing(args.cache), args.query, budget, args.format == "pretty")
 
 
 def _inspect(args: argparse.Namespace) -> str:
-    return tools.inspect_cache(Path(args.cache))
+    return tools.inspect_cache(_existing(args.cache))
 
 
 def _list_caches(args: argparse.Namespace) -> str:
-    return tools.list_caches(Path(args.root))
+    return tools.list_caches(_existing(args.root))
 
 
 def _build(args: argparse.Namespace) -> str:
+    if not args.sources or not args.cache:
+        raise UsageError("--sources and --cache need a directory, not an empty path")
     built = build_v0_cache(Path(args.sources), Path(args.cache), args.force)
     _stderr(f"Built cache: {built.document_count} documents, version {built.cache_version}")
     return ""
@@ -122,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         data = args.run(args).encode("utf-8")
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except UsageError as exc:  # an argument no spec covers (``build``'s)
+        _stderr(f"error: {exc}")
+        return exc.exit_code
     except Exception as exc:  # the canonical message only, never a path or a traceback
         error = as_context_error(exc)
         _stderr(f"error: {error.message}")

@@ -13,7 +13,8 @@ The generation a swap replaces is not deleted: it stays as the cache's *spare*,
 build moves unchanged raw files from (``store.raw_files``). It costs the disk space of
 one more copy of each cache's raw files, and spares a new inode per unchanged file.
 
-``<root>/.doc-index-tmp/<key>/`` also holds the cache's build lock (``store.lock``). One
+``<root>/.doc-index-tmp/<key>/`` also holds the cache's build lock (``store.lock``) and
+its mark, the record that a build made this directory (``store.cache_marks``). One
 directory per cache: cleaning one cache's leftovers can never match another cache's
 names (``local-p`` and ``local-p.b``), and no cache name can name a lock. Every level is
 opened without following a symlink and must be a directory owned by the root's owner (or
@@ -36,6 +37,7 @@ from .cache_names import STAGING_DIR
 
 LOCK_NAME = "lock"  # staging directories are named "<pid>.<random>": never this
 SPARE_NAME = "spare"  # nor this
+MARK_NAME = "cache"  # nor this: the record that a build made the cache (store.cache_marks)
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK
@@ -88,9 +90,10 @@ class KeyArea:
         self.close()
 
     def clean(self, *, keep_spare: bool = True) -> None:
-        """Remove everything but the lock and, with ``keep_spare``, the spare generation:
-        what killed builds of this cache left behind (call with the build lock held)."""
-        kept = (LOCK_NAME, SPARE_NAME) if keep_spare else (LOCK_NAME,)
+        """Remove everything but the lock and, with ``keep_spare``, the spare generation and
+        the cache's mark: what killed builds of this cache left behind (call with the build
+        lock held)."""
+        kept = (LOCK_NAME, SPARE_NAME, MARK_NAME) if keep_spare else (LOCK_NAME,)
         for name in os.listdir(self.fd):
             if name not in kept:
                 remove_below(self.fd, name)

@@ -7,19 +7,29 @@ small ``sh`` wrapper that
 
 1. runs the hook that was there before, if any, with the same arguments and stdin (it was
    moved aside to ``<hook>.doc-index-orig``) and keeps its exit status as the hook's;
-2. starts, in the background and from ``/``, this installation's Python (absolute path)
-   in isolated mode, ``python -I -m doc_index.store.git_hooks run``: the work tree is
-   never on ``sys.path`` (``-I`` leaves out the current directory for ``-m`` on every
-   supported Python: 3.11+ through ``-P``, which ``-I`` implies; 3.10 because isolated
-   mode skips computing ``sys.path[0]``), so a pulled ``argparse.py`` or
-   ``doc_index/__init__.py`` is never imported. It takes a per-checkout lock and runs the
-   library's incremental local-directory build of the checkout (``local_source``, not the
-   CLI), the same build as ``doc-index build <checkout> --root <root>``.
-   Output goes to ``<git-dir>/doc-index-hook.log``; nothing it does can fail or slow the
-   user's git command. ``DOC_INDEX_HOOK=0`` in the environment skips it.
+2. runs, in the foreground, ``python -I -m doc_index.store.git_hooks check``: the quick
+   checks of what the build would refuse (the cache name holds another source's cache,
+   the root is no directory, the subfolder is gone: :func:`preflight`, a few git queries
+   and one read of the live manifest's header), and whether the last background build
+   failed. Either prints ONE line on git's stderr naming the cause, the fix and the log;
+   a refused build is not started. The git command never fails;
+3. starts, in the background and from ``/``, ``python -I -m doc_index.store.git_hooks
+   run``, which takes a per-checkout lock and runs the library's incremental build of
+   the checkout (or its ``--subdir``) into the cache ``--name`` (else the default name):
+   the build ``doc-index build <checkout>[/<subdir>] --root <root> [--name N]`` runs.
+   Output goes to ``<git-dir>/doc-index-hook.log``; a failure also goes to
+   ``<git-dir>/doc-index-hook.failed``, which the next hook's check prints once.
 
-Installing twice changes nothing; uninstall puts back exactly what was there (the
-previous hook file itself, moved back) and removes the log and lock.
+Both run this installation's Python (absolute path) in isolated mode from ``/``: the work
+tree is never on ``sys.path`` (``-I`` leaves out the current directory for ``-m`` on every
+supported Python: 3.11+ through ``-P``, which ``-I`` implies; 3.10 because isolated mode
+skips computing ``sys.path[0]``), so a pulled ``argparse.py`` or ``doc_index/__init__.py``
+is never imported. ``DOC_INDEX_HOOK=0`` in the environment skips both.
+
+``hook install`` runs the same checks and refuses (nothing installed) what the hook
+would refuse. Installing twice changes nothing; installing with other options updates
+the hooks; uninstall puts back exactly what was there (the previous hook file itself,
+moved back) and removes the log, lock and failure record.
 """
 
 from __future__ import annotations
@@ -30,22 +40,22 @@ import shlex
 import signal
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from ..errors import describe, exit_code_of
+from ..errors import UsageError, describe, exit_code_of
 from ..printable import printable
 from .git_run import run_git
-from .git_source import GitSourceError
 from .lock import BuildLock
 
 HOOKS = ("post-merge", "post-checkout", "post-rewrite")
-MARKER = "# doc-index-hook: v1"
+MARKER = "# doc-index-hook: v2"
+_MARKER_PREFIX = b"# doc-index-hook: v"  # any version's wrapper is ours (v1 had no checks)
 ORIG_SUFFIX = ".doc-index-orig"
 CREATED_MARK = ".doc-index-created"  # in a hooks directory that install had to create
 LOG_NAME = "doc-index-hook.log"
 LOCK_NAME = "doc-index-hook.lock"
+FAILED_NAME = "doc-index-hook.failed"
 LOG_MAX_BYTES = 1024 * 1024
 LOG_KEEP_BYTES = 256 * 1024
 
@@ -54,18 +64,50 @@ _WHEN = {
     "post-checkout": "git checkout / git switch",
     "post-rewrite": "git rebase / git commit --amend",
 }
-@dataclass(frozen=True)
-class Checkout:
+
+
+class Checkout(NamedTuple):
     top: Path  # the work tree
     git_dir: Path  # this work tree's git directory (log and lock live here)
     hooks: Path  # where git looks for hooks (core.hooksPath or <common-dir>/hooks)
+
+
+class HookOptions(NamedTuple):
+    """What ``hook install`` was told, as ``build``: the cache's ``name`` (None: the
+    default name) and the checkout's folder to index, ``subdir`` (a POSIX path relative to
+    the top; None: the whole checkout)."""
+
+    name: str | None = None
+    subdir: str | None = None
+
+    def argv(self) -> list[str]:
+        out = ["--name", self.name] if self.name is not None else []
+        return out + (["--subdir", self.subdir] if self.subdir is not None else [])
+
+    def source(self, top: Path) -> Path:
+        return top / self.subdir if self.subdir is not None else top
+
+
+class Refusal(NamedTuple):
+    """Why a hook's build would be refused, and the command that fixes it."""
+
+    cause: str
+    fix: str
+
+
+def _git_error(message: str, code: str = "io_error") -> Exception:
+    """``git_source.GitSourceError``, imported when one is raised: a hook's quick check
+    does without the git source machinery."""
+    from .git_source import GitSourceError as error
+
+    return error(message, code)
 
 
 def _git(cwd: Path, *args: str) -> tuple[int, str, str]:
     try:
         done = run_git(args, cwd=cwd, read_hooks_path=True)
     except OSError as exc:
-        raise GitSourceError(f"cannot run git: {exc.strerror or exc}") from None
+        raise _git_error(f"cannot run git: {exc.strerror or exc}") from None
     return done.status, done.out.decode("utf-8", "surrogateescape").strip(), done.err
 
 
@@ -77,31 +119,56 @@ def locate(repo: Path) -> Checkout:
     repo = Path(os.path.abspath(repo.expanduser()))
     # Not a checkout: the user named the wrong path, a usage error (exit 1).
     if not repo.is_dir():
-        raise GitSourceError(_NOT_A_CHECKOUT.format(what="not a git repository", repo=repo),
+        raise _git_error(_NOT_A_CHECKOUT.format(what="not a git repository", repo=repo),
                              "usage")
     status, inside, _ = _git(repo, "rev-parse", "--is-inside-work-tree")
     if status != 0 and _git(repo, f"--git-dir={repo}", "rev-parse")[0] != 0:
         # (the runner does not discover a bare repository: asked by name it is one)
-        raise GitSourceError(_NOT_A_CHECKOUT.format(what="not a git repository", repo=repo),
+        raise _git_error(_NOT_A_CHECKOUT.format(what="not a git repository", repo=repo),
                              "usage")
     if inside != "true":
-        raise GitSourceError(_NOT_A_CHECKOUT.format(
+        raise _git_error(_NOT_A_CHECKOUT.format(
             what="not a git checkout (bare repository or git directory)", repo=repo), "usage")
     status, top, err = _git(repo, "rev-parse", "--show-toplevel")
     if status != 0 or not top:
-        raise GitSourceError(f"cannot find the work tree of {repo}: {err.strip()}")
+        raise _git_error(f"cannot find the work tree of {repo}: {err.strip()}")
     top_path = Path(top)
     status, out, err = _git(top_path, "rev-parse", "--absolute-git-dir", "--git-path", "hooks")
     lines = out.splitlines()
     if status != 0 or len(lines) != 2:
-        raise GitSourceError(f"cannot find the hooks directory of {repo}: {err.strip()}")
+        raise _git_error(f"cannot find the hooks directory of {repo}: {err.strip()}")
     hooks = Path(os.path.abspath(top_path / os.path.expanduser(lines[1])))
     return Checkout(top=top_path, git_dir=Path(lines[0]), hooks=hooks)
 
 
-def hook_script(hook: str, python: str, root: Path) -> str:
-    """The wrapper installed as ``hook``: the previous hook first, then the build."""
+def checked_subdir(top: Path, subdir: str | None) -> str | None:
+    """``--subdir`` as a POSIX path relative to the checkout's ``top``: a path relative to
+    the top, or an absolute one inside it; a folder of the checkout (UsageError
+    otherwise). ``.`` or the top itself is the whole checkout (None)."""
+    if subdir is None:
+        return None
+    if not subdir:
+        raise UsageError("--subdir is empty: give a folder of the checkout")
+    given = Path(subdir).expanduser()
+    folder = Path(os.path.realpath(given if given.is_absolute() else top / given))
+    real_top = Path(os.path.realpath(top))
+    if folder != real_top and real_top not in folder.parents:
+        raise UsageError(f"--subdir {printable(subdir)} is not a folder inside the checkout "
+                         f"{printable(str(top))}")
+    if not folder.is_dir():
+        raise UsageError(f"--subdir {printable(subdir)}: no such folder in the checkout "
+                         f"{printable(str(top))}")
+    relative = folder.relative_to(real_top).as_posix()
+    return None if relative == "." else relative
+
+
+def hook_script(hook: str, python: str, root: Path, options: HookOptions | None = None) -> str:
+    """The wrapper installed as ``hook``: the previous hook first, then the quick checks
+    in the foreground (at most one line on git's stderr), then the build in the
+    background."""
     q = shlex.quote
+    given = options.argv() if options is not None else []
+    args = " ".join(q(arg) for arg in ["--hook", hook, "--root", str(root), *given])
     return f"""#!/bin/sh
 {MARKER}
 # After {_WHEN[hook]}: rebuild this checkout's doc-index cache, in the background.
@@ -114,19 +181,26 @@ if [ -x "$previous" ]; then
     "$previous" "$@" || status=$?
 fi
 if [ "${{DOC_INDEX_HOOK:-1}}" != 0 ]; then
-    log="$(git rev-parse --absolute-git-dir 2>/dev/null)/{LOG_NAME}" || log=/dev/null
-    # Isolated (-I): neither this work tree nor PYTHON* variables reach sys.path, and the
-    # build starts from / so no pulled module can shadow doc-index's or the stdlib's.
-    checkout="$(pwd -P)"
-    (cd / && exec {q(python)} -I -m doc_index.store.git_hooks run --hook {hook} \\
-        --root {q(str(root))} --checkout "$checkout" >>"$log" 2>&1 </dev/null) &
+    gitdir="$(git rev-parse --absolute-git-dir 2>/dev/null)" || gitdir=
+    log=/dev/null
+    [ -n "$gitdir" ] && log="$gitdir/{LOG_NAME}"
+    # Isolated (-I): neither this work tree nor PYTHON* variables reach sys.path, and
+    # doc-index starts from / so no pulled module can shadow doc-index's or the stdlib's.
+    checkout="$(pwd -P)"  # (git runs a hook at the top of the work tree)
+    # First the quick checks (would the build be refused? did the last one fail?): at
+    # most one line on stderr, never a failed git command. Then the build, detached.
+    if (cd / && exec {q(python)} -I -m doc_index.store.git_hooks check {args} \\
+        --checkout "$checkout" --git-dir "$gitdir" </dev/null); then
+        (cd / && exec {q(python)} -I -m doc_index.store.git_hooks run {args} \\
+            --checkout "$checkout" >>"$log" 2>&1 </dev/null) &
+    fi
 fi
 exit $status
 """
 
 
 def is_ours(path: Path) -> bool:
-    """True when ``path`` is a hook wrapper written by ``install_hooks``."""
+    """True when ``path`` is a hook wrapper written by ``install_hooks`` (any version)."""
     if path.is_symlink() or not path.is_file():
         return False
     try:
@@ -134,7 +208,7 @@ def is_ours(path: Path) -> bool:
             head = fh.read(512)
     except OSError:
         return False
-    return MARKER.encode() in head
+    return _MARKER_PREFIX in head
 
 
 def _absolute_root(root: Path | None) -> Path:
@@ -164,11 +238,22 @@ def _write_hook(path: Path, text: str, keep_previous_as: Path | None) -> None:
         raise
 
 
-def install_hooks(repo: Path, root: Path | None) -> list[str]:
-    """Install or refresh the three hooks; the lines to report."""
+def install_hooks(repo: Path, root: Path | None, *, name: str | None = None,
+                  subdir: str | None = None) -> list[str]:
+    """Install or refresh the three hooks; the lines to report. UsageError, with nothing
+    installed, when the hook's build would be refused (``preflight``)."""
+    from .source_identity import check_name
+
     checkout = locate(repo)
+    root = _absolute_root(root)
+    options = HookOptions(None if name is None else check_name(name),
+                          checked_subdir(checkout.top, subdir))
+    refusal = preflight(checkout, root, options)
+    if refusal is not None:
+        raise UsageError(f"{refusal.cause}: the hooks would never rebuild it; "
+                         f"{refusal.fix}; nothing was installed")
     python = os.path.abspath(sys.executable)
-    text = {hook: hook_script(hook, python, _absolute_root(root)) for hook in HOOKS}
+    text = {hook: hook_script(hook, python, root, options) for hook in HOOKS}
     plan: list[tuple[str, str]] = []
     for hook in HOOKS:  # decide everything first: a conflict must change nothing
         path = checkout.hooks / hook
@@ -177,7 +262,7 @@ def install_hooks(repo: Path, root: Path | None) -> list[str]:
             same = path.read_text(encoding="utf-8", errors="replace") == text[hook]
             plan.append((hook, "unchanged" if same else "updated"))
         elif os.path.lexists(orig):
-            raise GitSourceError(
+            raise _git_error(
                 f"cannot install {hook}: {orig} is left from an earlier install and {path} "
                 "is not doc-index's; move one of them away first"
             )
@@ -230,9 +315,9 @@ def uninstall_hooks(repo: Path) -> list[str]:
         checkout.hooks.rmdir()
     lock = BuildLock(checkout.git_dir / LOCK_NAME)
     if not lock.held_elsewhere():
-        for leftover in (checkout.git_dir / LOCK_NAME, checkout.git_dir / LOG_NAME):
-            if leftover.exists():
-                leftover.unlink()
+        for leftover in (LOCK_NAME, LOG_NAME, FAILED_NAME):
+            if (checkout.git_dir / leftover).exists():
+                (checkout.git_dir / leftover).unlink()
     return lines
 
 
@@ -242,6 +327,103 @@ def _is_inside(path: Path, directory: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+# --- what the build would refuse --------------------------------------------------------------
+
+def preflight(checkout: Checkout, root: Path, options: HookOptions) -> Refusal | None:
+    """Why the hook's build of ``checkout`` into ``root`` would be refused, or None: the
+    folder to index is gone, the cache name is unusable, the root is no directory that
+    can be written, or the cache of that name was built from another source (another
+    clone of the same repository takes the same default name). A few git queries and the
+    live manifest's header: no walk, no parse."""
+    from .source_identity import directory_source
+
+    source_dir = options.source(checkout.top)
+    if not source_dir.is_dir():
+        return Refusal(f"the folder {printable(str(source_dir))} to index is gone",
+                       _fix(checkout, root, options, subdir="PATH"))
+    identity = directory_source(source_dir.resolve())
+    try:
+        key = identity.cache_key(options.name)
+    except UsageError as exc:
+        return Refusal(str(exc), _fix(checkout, root, options, name="NAME"))
+    problem = _root_problem(root)
+    if problem is not None:
+        return Refusal(problem, _fix(checkout, root, options, root_arg="DIR"))
+    held = _held_by_another(root, key, identity)
+    if held is not None:
+        return Refusal(f"cache {key!r} under {printable(str(root))} holds {held}, not "
+                       f"{printable(identity.shown())}",
+                       _fix(checkout, root, options, name=_other_name(key, checkout.top)))
+    return None
+
+
+def _root_problem(root: Path) -> str | None:
+    """Why no cache can be written under ``root``, or None."""
+    shown = printable(str(root))
+    if os.path.isdir(root):
+        return None if os.access(root, os.W_OK | os.X_OK) else \
+            f"the cache root {shown} cannot be written"
+    if os.path.lexists(root):
+        return f"the cache root {shown} is not a directory"
+    parent = root.parent
+    while not os.path.lexists(parent) and parent != parent.parent:
+        parent = parent.parent
+    if not os.path.isdir(parent):
+        return f"the cache root {shown} cannot be made: {printable(str(parent))} is no directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"the cache root {shown} cannot be made in {printable(str(parent))}"
+    return None
+
+
+def _held_by_another(root: Path, key: str, identity: Any) -> str | None:
+    """What the cache ``key`` holds when it is not ``identity``'s (the test the build
+    makes before writing: ``IndexStore.update_index``), else None."""
+    from .index_store import IndexStore
+    from .source_identity import header_source_text
+
+    store = IndexStore(root)
+    old = store._read_old_head(key)
+    if old is not None:
+        return None if identity.same_as(old[1]) else header_source_text(old[1])
+    from ..server.v0_build import is_v0_cache
+
+    return "a Context Engine v0 cache" if is_v0_cache(root / key) else None
+
+
+def _other_name(key: str, top: Path) -> str:
+    """A cache name for this checkout that its folder's name sets apart."""
+    from .cache_names import name_problem
+    from .source_identity import key_part
+
+    name = f"{key}-{key_part(top.name) or 'clone'}"
+    return name if name_problem(name) is None else "NAME"
+
+
+def _fix(checkout: Checkout, root: Path, options: HookOptions, *, name: str | None = None,
+         subdir: str | None = None, root_arg: str | None = None) -> str:
+    """The ``doc-index hook install`` command that keeps the hook's options but the one
+    that fixes the refusal."""
+    argv = ["doc-index", "hook", "install"]
+    chosen_name = name if name is not None else options.name
+    chosen_subdir = subdir if subdir is not None else options.subdir
+    if chosen_name is not None:
+        argv += ["--name", chosen_name]
+    if chosen_subdir is not None:
+        argv += ["--subdir", chosen_subdir]
+    if root_arg is not None:
+        argv += ["--root", root_arg]
+    elif not _is_default_root(root):
+        argv += ["--root", str(root)]
+    return "fix: " + printable(shlex.join([*argv, str(checkout.top)]))
+
+
+def _is_default_root(root: Path) -> bool:
+    try:
+        return _absolute_root(None) == root
+    except Exception:  # (an unusable DOC_INDEX_ROOT, say: name the root in the fix)
+        return False
 
 
 # --- what a hook runs -----------------------------------------------------------------------
@@ -265,56 +447,160 @@ def _stamp() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def run_hook(hook: str, root: Path, checkout_dir: Path) -> int:
+def _line(cause: str, fix: str, log: Path) -> str:
+    """The one line a hook prints on git's stderr."""
+    return printable(f"doc-index hook: {cause}; {fix} (log: {log})")
+
+
+def check_hook(hook: str, root: Path, checkout_dir: Path, options: HookOptions,
+               git_dir: Path | None = None) -> int:
+    """Run by an installed hook in the foreground, before the build: 1 (and one line on
+    stderr, and in the log) when the build would be refused; else 0, after printing the
+    failure of the last background build, if one is not reported yet. Anything unexpected
+    lets the build run (and report)."""
+    try:
+        if git_dir is not None and git_dir.is_absolute():  # (the hook knows both: no git)
+            checkout = Checkout(checkout_dir, git_dir, git_dir / "hooks")
+        else:
+            checkout = locate(checkout_dir)
+        log = checkout.git_dir / LOG_NAME
+        failed = _take_failure(checkout.git_dir)
+        refusal = preflight(checkout, root, options)
+    except Exception:
+        return 0
+    if refusal is not None:
+        _append(log, f"[{_stamp()}] {hook}: not started: {printable(refusal.cause)}; "
+                     f"{refusal.fix}")
+        print(_line(f"{refusal.cause}: not rebuilt", refusal.fix, log), file=sys.stderr,
+              flush=True)
+        return 1
+    if failed:
+        print(failed, file=sys.stderr, flush=True)
+    return 0
+
+
+def _take_failure(git_dir: Path) -> str | None:
+    """The line the last failed background build left, removed once read."""
+    path = git_dir / FAILED_NAME
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(4096)
+        path.unlink()
+    except OSError:
+        return None
+    return text.strip() or None
+
+
+def _append(log: Path, line: str) -> None:
+    try:
+        with open(log, "a", encoding="utf-8", errors="replace") as fh:
+            fh.write(line + "\n")
+    except OSError:
+        pass
+
+
+def run_hook(hook: str, root: Path, checkout_dir: Path,
+             options: HookOptions | None = None) -> int:
     """Run by an installed hook (in the background, output to the hook log): build the
     checkout git ran the hook in, one build at a time per checkout. git's own variables
-    (``GIT_DIR``, ...) never reach the build's git calls: ``git_run`` drops them."""
+    (``GIT_DIR``, ...) never reach the build's git calls: ``git_run`` drops them. A
+    failure is also left in ``<git-dir>/doc-index-hook.failed`` for the next hook to
+    print."""
+    options = options or HookOptions()
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # outlive the terminal
+    from .git_source import GitSourceError as LocateError
+
     try:
         checkout = locate(checkout_dir)
-    except GitSourceError as exc:
+    except LocateError as exc:
         print(f"[{_stamp()}] {hook}: error: {describe(exc)}", flush=True)
         return exit_code_of(exc)
     _trim_log(checkout.git_dir / LOG_NAME)
     # Builds of one checkout run one after the other and each scans after taking the
     # lock, so the last hook of a rebase or of quick successive pulls indexes the final tree.
     with BuildLock(checkout.git_dir / LOCK_NAME, timeout=3600.0):
-        argv = ["build", str(checkout.top), "--root", str(root)]
+        source = options.source(checkout.top)
+        argv = ["build", str(source), "--root", str(root)]
+        argv += ["--name", options.name] if options.name is not None else []
         print(f"[{_stamp()}] {hook}: doc-index {printable(shlex.join(argv))}", flush=True)
-        rc = _build(checkout.top, root)
+        rc, error = _build(source, root, options.name)
         print(f"[{_stamp()}] {hook}: finished (exit {rc})", flush=True)
+        _record(checkout, root, options, hook, error)
     return rc
 
 
-def _build(top: Path, root: Path) -> int:
-    """The incremental build of the checkout, through the library (never the CLI), as
-    ``doc-index build <checkout> --root <root>``: the summary or one ``error:`` line in
-    the log, and the exit code ``build`` would give."""
+def _record(checkout: Checkout, root: Path, options: HookOptions, hook: str,
+            error: BaseException | None) -> None:
+    """Leave the line the next hook prints for a failed build; clear it after a good one."""
+    path = checkout.git_dir / FAILED_NAME
+    if error is None:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return
+    from .source_identity import OtherSource
+
+    if isinstance(error, OtherSource):  # (another build took the name since the check)
+        from .source_identity import directory_source
+
+        key = options.name or directory_source(options.source(checkout.top).resolve()).key
+        fix = _fix(checkout, root, options, name=_other_name(key, checkout.top))
+    else:
+        retry = ["doc-index", "build", str(options.source(checkout.top)), "--root", str(root)]
+        retry += ["--name", options.name] if options.name is not None else []
+        fix = f"to see it again: {printable(shlex.join(retry))}"
+    cause = (f"the cache rebuild after the last {_WHEN.get(hook, hook)} ({_stamp()}) "
+             f"failed: {describe(error)}")
+    line = _line(cause, fix, checkout.git_dir / LOG_NAME)
+    try:
+        tmp = path.with_name(f"{FAILED_NAME}.{os.getpid()}")
+        tmp.write_text(line + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def _build(source: Path, root: Path, name: str | None) -> tuple[int, BaseException | None]:
+    """The incremental build of the checkout's folder ``source``, through the library
+    (never the CLI), as ``doc-index build <source> --root <root> [--name N]``: the summary
+    or one ``error:`` line in the log; the exit code ``build`` would give, and the error."""
     from .index_store import IndexStore
     from .local_source import build_from_directory, summary_lines
 
     started = time.perf_counter()
     try:
-        report = build_from_directory(IndexStore(root), top)
+        report = build_from_directory(IndexStore(root), source, name=name)
     except Exception as exc:  # the log says what happened; the hook never fails git
         print(f"error: {describe(exc)}", flush=True)
-        return exit_code_of(exc)
+        return exit_code_of(exc), exc
     for line in summary_lines(report, time.perf_counter() - started):
         print(line, flush=True)
-    return 0
+    return 0, None
 
 
 def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m doc_index.store.git_hooks")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="what an installed hook runs")
-    run.add_argument("--hook", default="hook")
-    run.add_argument("--root", type=Path, required=True)
-    run.add_argument("--checkout", type=Path, default=None,
-                     help="the work tree git ran the hook in (default: the current directory)")
+    for command, text in (("run", "what an installed hook runs in the background"),
+                          ("check", "what an installed hook runs first, in the foreground")):
+        one = sub.add_parser(command, help=text)
+        one.add_argument("--hook", default="hook")
+        one.add_argument("--root", type=Path, required=True)
+        one.add_argument("--name", default=None)
+        one.add_argument("--subdir", default=None)
+        one.add_argument("--checkout", type=Path, default=None,
+                         help="the work tree git ran the hook in (default: the current "
+                              "directory)")
+        one.add_argument("--git-dir", default="", help="its git directory, if known")
     args: Any = parser.parse_args(argv)
-    return run_hook(args.hook, args.root, args.checkout or Path.cwd())
+    options = HookOptions(args.name, args.subdir)
+    checkout = args.checkout or Path.cwd()
+    if args.command == "check":
+        git_dir = Path(args.git_dir) if args.git_dir else None
+        return check_hook(args.hook, args.root, checkout, options, git_dir)
+    return run_hook(args.hook, args.root, checkout, options)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from ..indexer.versions import (
     TOKENIZER_VERSION,
 )
 from . import commit as commit_mod
+from .cache_marks import DeleteRefused, deletion_refusal, write_mark
 from .cache_names import name_problem
 from .lock import CacheLock
 from .manifest import (
@@ -249,15 +250,29 @@ class IndexStore:
         return manifest
 
     def delete_index(self, key: str) -> bool:
-        """Remove a cache directory (moved into its staging directory, then deleted there)
-        and its lock; False when there was none."""
+        """Remove a cache directory (moved into its staging directory, then deleted there),
+        its spare, mark and lock; False when there was none. DeleteRefused, with nothing
+        touched, when it is no directory doc-index can tell is a cache (``cache_marks``)."""
         live = self.cache_dir(key)
-        if not os.path.lexists(live):
+        if not self._deletable(key):  # (checked before the lock too: a refusal writes nothing)
             return False
         with self.lock(key), commit_mod.KeyArea(self.root, key, create=True) as area:
+            if not self._deletable(key):
+                return False
             doomed = f"deleted.{os.getpid()}"
             os.rename(live, doomed, dst_dir_fd=area.fd)
             area.clean(keep_spare=False)
+        return True
+
+    def _deletable(self, key: str) -> bool:
+        """True when cache ``key`` is there to delete, False when it is gone; DeleteRefused
+        when it is something else."""
+        try:
+            problem = deletion_refusal(self.root, key)
+        except FileNotFoundError:
+            return False
+        if problem is not None:
+            raise DeleteRefused(self.root, key, problem)
         return True
 
     def _refuse_v0_cache(self, key: str, source: Source) -> None:
@@ -380,6 +395,7 @@ class IndexStore:
                     report = self._write(key, owner, name, scan, plan, progress, None, record)
             finally:
                 commit_mod.clean_staging(self.root, key)
+            write_mark(self.root, key)  # ``delete`` knows this directory for a cache
         report.seconds = time.perf_counter() - started
         return report
 

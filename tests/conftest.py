@@ -160,14 +160,14 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def store_leftovers(root: Path) -> list[str]:
     """What builds left in the root's store area (``.doc-index-tmp``) beyond what the store
-    keeps there between builds (each cache's spare generation, the parse cache): empty
-    when every build ended, however it ended."""
+    keeps there between builds (each cache's spare generation and mark, the parse cache):
+    empty when every build ended, however it ended."""
     area = root / ".doc-index-tmp"
     if not area.is_dir():
         return []
     return sorted(f"{key}/{name}" for key in os.listdir(area)
                   for name in os.listdir(area / key)
-                  if name != ("parsed" if key == ".doc-index-tmp" else "spare"))
+                  if name not in (("parsed",) if key == ".doc-index-tmp" else ("spare", "cache")))
 
 
 def caches_only(root: Path) -> list[str]:

@@ -110,9 +110,12 @@ def test_every_door_refuses_the_same_budget_strings(root: Path, budget: str) -> 
         [sys.executable, "-m", "doc_index.server.context_cli", "resolve", "--cache",
          str(root / KEY), "--query", QUERY, "--budget", budget],
         capture_output=True, timeout=SAFETY_TIMEOUT)
-    for done in (doc, context):
-        assert (done.returncode, done.stdout, done.stderr) == (
-            EXIT_CODES["invalid_budget"], b"", b"error: Budget is invalid\n")
+    assert (context.returncode, context.stdout, context.stderr) == (
+        EXIT_CODES["invalid_budget"], b"", b"error: Budget is invalid\n")
+    # ``doc-index`` also says why, for people (tests/test_cli_words.py has the exact lines)
+    assert (doc.returncode, doc.stdout) == (EXIT_CODES["invalid_budget"], b"")
+    assert doc.stderr.startswith(b"error: Budget is invalid: ") and doc.stderr.count(b"\n") == 1
+    assert b"from 0 to 10000000" in doc.stderr
 
 
 def test_importing_the_package_loads_nothing_else() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -148,18 +149,20 @@ def test_mcp_config_block_starts_the_server(built: Path, client: str) -> None:
     done = run_cli("mcp-config", "--client", client, "--root", str(built))
     assert done.returncode == 0 and done.stderr == b""
     command, args = _parse(client, done.stdout.decode("utf-8"))
-    underscore = client in ("claude-desktop", "cursor", "codex")
     # this installation's console script (the venv's, next to the test interpreter)
     assert command == os.path.join(os.path.dirname(sys.executable), "doc-index")
     assert os.path.isabs(command) and os.access(command, os.X_OK)
-    assert args == ["serve", "--root", str(built)] + \
-        (["--tool-names", "underscore"] if underscore else [])
+    # Every client's model API takes [a-zA-Z0-9_-] tool names only (Claude Code and VS Code
+    # too: anthropics/claude-code issues 985 and 5835): every block publishes underscores.
+    assert args == ["serve", "--root", str(built), "--tool-names", "underscore"]
     with RawServer([command, *args], cwd=Path("/")) as server:
         hello = server.request(initialize())
         assert hello["result"]["serverInfo"]["name"]
-        name = "context_list_caches" if underscore else "context.list_caches"
-        listed = server.request(tool_call(1, name, {}))
+        tools = server.request({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        listed = server.request(tool_call(1, "context_list_caches", {}))
         server.close()
+    names = [tool["name"] for tool in tools["result"]["tools"]]
+    assert names and all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name) for name in names), names
     assert json.loads(result_text(listed))["caches"][0]["path"] == "flask"
 
 
@@ -181,7 +184,8 @@ def test_mcp_config_root_before_the_subcommand_and_relative(tmp_path: Path) -> N
                           cwd=tmp_path, timeout=SAFETY_TIMEOUT)
     assert done.returncode == 0, done.stderr
     assert _parse("vscode", done.stdout.decode())[1] == ["serve", "--root",
-                                                         str(tmp_path / "rel")]
+                                                         str(tmp_path / "rel"), "--tool-names",
+                                                         "underscore"]
 
 
 def test_mcp_config_needs_a_known_client() -> None:

@@ -250,20 +250,36 @@ def test_core_hooks_path_is_respected(env: Path) -> None:
 
 
 def test_failing_build_never_fails_git(env: Path) -> None:
+    """A root the build cannot use: ``hook install`` refuses it (nothing installed); one
+    that turns bad later is one line in git's output, and git succeeds."""
     author, work = setup_repos(env)
+    hooks = work / ".git" / "hooks"
+    pristine = tree_state(hooks)
     blocker = env / "not-a-dir"
     blocker.write_text("a file where the root should be")
-    assert run_cli("hook", "install", str(work), "--root", str(blocker / "root")).returncode == 0
+    refused = run_cli("hook", "install", str(work), "--root", str(blocker / "root"))
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == (
+        f"error: the cache root {blocker / 'root'} cannot be made: {blocker} is no directory: "
+        f"the hooks would never rebuild it; fix: doc-index hook install --root DIR {work}; "
+        "nothing was installed\n")
+    assert tree_state(hooks) == pristine
+    root = env / "later-a-file"
+    assert run_cli("hook", "install", str(work), "--root", str(root)).returncode == 0
+    root.write_text("a file where the root should be")
     upstream_change(author)
-    pulled = git(work, "pull", "-q")
-    assert pulled.returncode == 0 and pulled.stderr == ""
-    log = wait_runs(work, 1)
-    assert "error:" in log and "finished (exit 6)" in log
+    pulled = git_and_all_it_started(work, "pull", "-q", env=dict(os.environ))
+    log_path = work / ".git" / LOG_NAME
+    assert pulled.returncode == 0 and pulled.stderr == (
+        f"doc-index hook: the cache root {root} is not a directory: not rebuilt; fix: "
+        f"doc-index hook install --root DIR {work} (log: {log_path})\n")
+    assert finished_runs(work) == 0 and "post-merge: not started: the cache root" in \
+        log_path.read_text()
     # DOC_INDEX_HOOK=0 skips the build entirely.
     env_off = dict(os.environ, DOC_INDEX_HOOK="0")
     done = git_and_all_it_started(work, "checkout", "-q", "-b", "x", env=env_off)
-    assert done.returncode == 0
-    assert finished_runs(work) == 1
+    assert (done.returncode, done.stderr) == (0, "")
+    assert log_path.read_text().count("not started") == 1
 
 
 def test_hook_command_errors(env: Path) -> None:

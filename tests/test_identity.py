@@ -287,9 +287,9 @@ def test_list_and_inspect_for_people(env: Path) -> None:
         ["empty", "invalid: the manifest is missing, unreadable or damaged", "-", "-", "-", "-",
          "-", "-"],
         ["local-alpha-docs", f"directory {a.resolve()}", "-", "-", "1", "20",
-         listing.size_text(caches[1].total_bytes), "3 h ago"],
+         listing.size_text(caches[1].size_bytes), "3 h ago"],
         ["pallets-flask@main", f"git {bare.as_uri()}", "main", commit[:7], "1", "20",
-         listing.size_text(caches[2].total_bytes), "3 h ago"],
+         listing.size_text(caches[2].size_bytes), "3 h ago"],
     ]
     details = listing.details_text(doc_index.describe("pallets-flask@main", root=root), NOON)
     assert details == (
@@ -302,8 +302,9 @@ def test_list_and_inspect_for_people(env: Path) -> None:
         "repo:          pallets/flask\n"
         "sections:      1\n"
         "tokens:        20\n"
-        f"size:          {listing.size_text(caches[2].total_bytes)} "
-        f"({caches[2].total_bytes:,} bytes)\n"
+        f"size:          {listing.size_text(caches[2].size_bytes)} "
+        f"({caches[2].size_bytes:,} bytes in all; total_bytes {caches[2].total_bytes:,}: the "
+        "files at its top)\n"
         "indexed at:    2026-01-01T09:00:00.000000 UTC (3 h ago)\n"
         f"cache_version: {caches[2].cache_version}\n"
     )
@@ -330,7 +331,8 @@ def test_list_and_inspect_json_for_scripts(env: Path) -> None:
     assert [c["name"] for c in listed] == ["local-alpha-docs", "v0"]
     first = listed[0]
     assert list(first) == ["name", "format", "valid", "source", "repo", "commit", "sections",
-                           "tokens", "total_bytes", "indexed_at", "cache_version", "problem"]
+                           "tokens", "total_bytes", "size_bytes", "indexed_at", "cache_version",
+                           "problem"]
     assert first["format"] == "doc-index" and first["valid"] is True
     assert first["source"] == {"kind": "directory", "location": str(a.resolve()), "ref": None,
                                "commit": None}
