@@ -41,7 +41,14 @@ def _parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", parents=[common], help="index a directory or git repository")
     build.add_argument("source", help="a local directory, or a git URL / bare repository path")
     build.add_argument("--name", help="the cache's name, exactly (default: from the source)")
-    build.add_argument("--ref", help="git only: the branch, tag or commit to index")
+    build.add_argument("--ref", help="git URL or bare repository only: the branch, tag or "
+                       "commit to index (default: the remote's HEAD)")
+    which = build.add_mutually_exclusive_group()
+    which.add_argument("--subdir", metavar="P", help="index the folder P of the repository "
+                       "(a URL may say URL#P) instead of its documentation")
+    which.add_argument("--all", dest="everything", action="store_true",
+                       help="index every file of a git source or work tree, not only its "
+                       "documentation")
     build.add_argument("--full", action="store_true", help="re-parse every file")
     build.add_argument("--replace", action="store_true",
                        help="replace a cache of that name built from another source")
@@ -121,7 +128,8 @@ def _run(args: argparse.Namespace) -> int:
         from .build_command import run_build
 
         return run_build(args.source, args.root, name=args.name, ref=args.ref, full=args.full,
-                         replace=args.replace, max_bytes=args.max_file_bytes)
+                         replace=args.replace, max_bytes=args.max_file_bytes,
+                         subdir=args.subdir, everything=args.everything)
     if command == "serve":
         from .server.mcp_server import run
 
