@@ -161,7 +161,7 @@ def choose(paths: Iterable[str], read: Reader, mode: str, subdir: str | None = N
         return Selection(mode, ("",), what="the whole repository", why="--all",
                          txt_dirs=txt_dirs)
     found = _detect(names, read, txt_dirs)
-    readmes = [p for p in names if _readme_like(p)]
+    readmes = [p for p in names if _readme_like(p) and is_doc_path(p)]
     if found is not None:
         folder, why = found
         return Selection(DOCS, (folder + "/",), what=f"{folder}/", why=why, files=readmes,
