@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import DocIndexError, UsageError
-from ..indexer.formats import is_doc_path
+from ..indexer.formats import is_doc_path, is_txt_path
 from ..redact import redact  # every message that may quote a URL
 from .doc_config import MAX_CONFIG_BYTES
 from .doc_selection import (
@@ -586,6 +586,19 @@ def _list_tree(clone: Path, commit: str, scan: Scan) -> list[_Entry]:
     return entries
 
 
+def _likely(path: str, mode: str, subdir: str | None) -> bool:
+    """A file the selection of ``mode`` likely indexes, known before its config files
+    are read: documentation (or ``.txt``) in ``subdir``, in ``docs/`` or ``doc/``, or
+    README-like; anywhere for ALL."""
+    if not (is_doc_path(path) or is_txt_path(path)):
+        return False
+    if mode == ALL:
+        return True
+    if mode == SUBDIR:
+        return subdir is not None and path.startswith(subdir + "/")
+    return path.startswith(("docs/", "doc/")) or ("/" not in path and is_doc_path(path))
+
+
 def _is_config(path: str) -> bool:
     folder, _, name = path.rpartition("/")
     return is_config_name(name, folder.rpartition("/")[2])
@@ -607,8 +620,12 @@ def scan_commit(clone: Path, commit: str, blobs: BlobReader,
     blob_entries = {e.path: e for e in entries if e.kind == "blob" and e.mode != _MODE_SYMLINK}
     missing = _missing_blobs(clone, commit)
     configs = [e.sha for p, e in blob_entries.items() if _is_config(p)]
-    missing = _fetched(clone, commit, [sha for sha in configs if sha in missing], missing,
-                       fetch)
+    # With the config files, the blobs the selection will likely want (one request where
+    # the docs are where they usually are; the rest, if any, after the choice).
+    likely = [e.sha for p, e in blob_entries.items()
+              if e.sha in missing and _likely(p, mode, subdir)]
+    missing = _fetched(clone, commit, sorted({*likely, *(c for c in configs if c in missing)}),
+                       missing, fetch)
     config_sizes = _sizes(clone, [sha for sha in configs if sha not in missing])
 
     def read_config(path: str) -> bytes | None:
