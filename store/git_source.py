@@ -54,6 +54,7 @@ from .git_run import FETCH_OPTIONS, run_git, start_git
 from .index_store import BuildReport, IndexStore, Progress, warm_worker
 from .local_source import tell
 from .lock import BuildLock
+from .manifest import MANIFEST_NAME
 from .safe_paths import path_problem
 from .source_identity import Source, git_source, place_of, remote_names
 from .sources import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile, nothing_to_index
@@ -717,10 +718,12 @@ def build_from_git(
     identity = remote_source(remote, ref, scope, folder)
     key = identity.cache_key(name)
     # An incremental build's worker forks now and imports the parsers while git fetches;
-    # then (no fork while it runs) a thread does the same for the pool of a full build.
+    # a first or full build's pool forks later, after a thread (no fork while it runs)
+    # has imported them in this process meanwhile.
     with warm_worker(store, key, full) as warm:
         warming = threading.Thread(target=_prepare_parsers, daemon=True)
-        warming.start()
+        if full or not _has_cache(store, key):
+            warming.start()
         try:
             with open_clone(remote, ref) as fetched:
                 blobs = BlobReader(fetched.clone)
@@ -732,15 +735,24 @@ def build_from_git(
                     if not scan.files:
                         raise nothing_to_index(f"{remote.display} at {fetched.commit[:12]}",
                                                scan)
-                    warming.join()
+                    if warming.is_alive():
+                        warming.join()
                     report = store.update_index(key, remote.owner, remote.name, scan,
                                                 full=full, progress=progress, warm=warm,
                                                 source=identity, replace=replace)
                 finally:
                     blobs.close()
         finally:
-            warming.join()
+            if warming.is_alive():
+                warming.join()
     return tell(report, scan)
+
+
+def _has_cache(store: IndexStore, key: str) -> bool:
+    try:
+        return (store.cache_dir(key) / MANIFEST_NAME).is_file()
+    except (UsageError, OSError):
+        return False
 
 
 def _prepare_parsers() -> None:
