@@ -54,6 +54,8 @@ def build(
     replace: bool = False,
     max_file_bytes: int | None = None,
     progress: Progress | None = None,
+    subdir: str | None = None,
+    everything: bool = False,
 ) -> BuildReport:
     """Build or update the cache of ``source``: a local directory (a git work tree is
     read as git sees it) or a git URL / bare repository (``ref``: the branch, tag or
@@ -63,7 +65,11 @@ def build(
     Re-running it is the incremental rebuild; ``full`` re-parses every file. A cache of
     that name built from another source is refused (UsageError) unless ``replace``.
     Files over ``max_file_bytes`` (default 10 MB, at most 1 GiB) are skipped.
-    ``progress(done, total)`` is called while files are parsed.
+    ``progress(done, total)`` is called while files are parsed. A git source and a work
+    tree's top index their documentation (README "What is indexed"); ``subdir`` (a
+    folder of the source; a URL's ``#P``) or ``everything`` (every file) choose otherwise.
+    ``ref`` applies to git URLs and bare repositories only (UsageError otherwise). A
+    source with nothing to index is a UsageError (``NothingToIndex``), nothing written.
 
     Raises UsageError (a bad name or limit, a cache too large), GitSourceError, or an
     OSError; a failed build leaves the live cache as it was.
@@ -75,7 +81,7 @@ def build(
     return build_source(
         IndexStore(_root(root)), str(source), name=name, ref=ref, full=full, replace=replace,
         max_bytes=DEFAULT_MAX_BYTES if max_file_bytes is None else max_file_bytes,
-        progress=progress,
+        progress=progress, subdir=subdir, everything=everything,
     )
 
 

@@ -11,7 +11,8 @@ from .store.local_source import summary_lines
 
 def run_build(source: str, root: Path | None, *, name: str | None = None,
               ref: str | None = None, full: bool = False, replace: bool = False,
-              max_bytes: int | None = None) -> int:
+              max_bytes: int | None = None, subdir: str | None = None,
+              everything: bool = False) -> int:
     """Build and print the one-screen summary on stderr; errors reach ``cli.main``."""
     from .api import build
 
@@ -19,7 +20,8 @@ def run_build(source: str, root: Path | None, *, name: str | None = None,
     progress = _progress_bar if sys.stderr.isatty() else None
     try:
         report = build(source, root=root, name=name, ref=ref, full=full, replace=replace,
-                       max_file_bytes=max_bytes, progress=progress)
+                       max_file_bytes=max_bytes, progress=progress, subdir=subdir,
+                       everything=everything)
     finally:
         if progress is not None:
             sys.stderr.write("\r\033[K")  # the bar's line, before the summary or the error

@@ -54,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     build = command("build", "index a directory or a git repository (again: only what changed)")
     build.add_argument("source", help="a local directory, or a git URL / bare repository path")
     _naming_options(build)
-    build.add_argument("--ref", help="git only: the branch, tag or commit to index")
+    build.add_argument("--ref", help="git URL or bare repository only: the branch, tag or "
+                       "commit to index (default: the remote's HEAD)")
     build.add_argument("--full", action="store_true", help="re-parse every file")
     build.add_argument("--replace", action="store_true",
                        help="replace a cache of that name built from another source")
@@ -125,7 +126,14 @@ def _naming_options(parser: argparse.ArgumentParser, *, hook: bool = False) -> N
     if hook:
         parser.add_argument("--subdir", metavar="PATH",
                             help="index this folder of the checkout (relative to its top, or "
-                                 "a path inside it) instead of the whole checkout")
+                                 "a path inside it) instead of its documentation")
+        return
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--subdir", metavar="P", help="index the folder P of the repository "
+                       "(a URL may say URL#P) instead of its documentation")
+    which.add_argument("--all", dest="everything", action="store_true",
+                       help="index every file of a git source or work tree, not only its "
+                       "documentation")
 
 
 def _file_bytes(text: str) -> int:
@@ -180,7 +188,8 @@ def _run(args: argparse.Namespace) -> int:
         from .build_command import run_build
 
         return run_build(args.source, root, name=args.name, ref=args.ref, full=args.full,
-                         replace=args.replace, max_bytes=args.max_file_bytes)
+                         replace=args.replace, max_bytes=args.max_file_bytes,
+                         subdir=args.subdir, everything=args.everything)
     if command == "serve":
         from .server.mcp_server import run
 

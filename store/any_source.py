@@ -44,21 +44,32 @@ def check_max_bytes(value: int) -> int:
 
 def build_source(store: IndexStore, source: str, *, name: str | None = None,
                  ref: str | None = None, full: bool = False, replace: bool = False,
-                 max_bytes: int = DEFAULT_MAX_BYTES,
-                 progress: Progress | None = None) -> BuildReport:
-    """Build or update the cache of ``source`` under ``store`` (``--ref``: git only)."""
+                 max_bytes: int = DEFAULT_MAX_BYTES, progress: Progress | None = None,
+                 subdir: str | None = None, everything: bool = False) -> BuildReport:
+    """Build or update the cache of ``source`` under ``store``. ``ref``: git URLs and bare
+    repositories only (a UsageError for a local folder); ``subdir``/``everything``: which
+    files (``doc_selection``; not both)."""
     check_max_bytes(max_bytes)
+    if subdir is not None and everything:
+        raise UsageError("--subdir and --all choose two different sets of files: give one")
     if looks_like_git(source):
         from .git_source import build_from_git
 
         return build_from_git(store, source, name=name, ref=ref, full=full, replace=replace,
-                              max_bytes=max_bytes, progress=progress)
+                              max_bytes=max_bytes, progress=progress, subdir=subdir,
+                              everything=everything)
+    from ..redact import redact
+
     directory = Path(source)
     if not directory.is_dir():
-        from ..redact import redact
-
         raise DocIndexError(f"not a directory or git repository: {printable(redact(source))}")
+    if ref is not None:
+        raise UsageError(
+            f"--ref applies to a git URL or a bare repository, not to the local folder "
+            f"{printable(redact(source))} (it is read as it is on disk): check the ref out "
+            "there (git switch), or build the repository's URL with --ref")
     from .local_source import build_from_directory
 
     return build_from_directory(store, directory, name=name, full=full, replace=replace,
-                                max_bytes=max_bytes, progress=progress)
+                                max_bytes=max_bytes, progress=progress, subdir=subdir,
+                                everything=everything)

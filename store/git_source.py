@@ -2,16 +2,18 @@
 
 ``doc-index build <git-url>`` keeps a bare clone per remote in the clone area
 (``$XDG_CACHE_HOME/doc-index/clones``, default ``~/.cache/doc-index/clones``), outside
-the cache root. Each build fetches, resolves the remote HEAD (or ``--ref``) to a commit
-and lists that commit's tree. Nothing is ever checked out: file hashes are the git blob
-SHAs of the tree entries and a file's bytes come from the object database, so
-``core.autocrlf``, smudge filters and local edits cannot leak into the cache, and an
-unchanged file (same blob SHA as in the cache) is neither read nor parsed.
+the cache root. Each build fetches what the remote HEAD (or ``--ref``) needs (one commit
+and its trees, then the blobs of the files it indexes: "the clone area" below), lists
+that commit's tree and chooses its documentation (``doc_selection``). Nothing is ever
+checked out: file hashes are the git blob SHAs of the tree entries and a file's bytes
+come from the object database, so ``core.autocrlf``, smudge filters and local edits
+cannot leak into the cache, and an unchanged file (same blob SHA as in the cache) is
+neither read nor parsed.
 
 Every git command runs through ``git_run`` (a clean environment, repository options that
-run commands disabled); fetches run git's fsck on what they receive, and every tree entry
-name goes through ``safe_paths.path_problem`` before it is used. A URL's credentials are
-never stored in the clone's config (see ``_network_env``).
+run commands disabled); every tree entry name goes through ``safe_paths.path_problem``
+before it is used (fetches do not force git's fsck: ``git_run.FETCH_OPTIONS`` says why).
+A URL's credentials are never stored in the clone's config (see ``_network_env``).
 
 A first clone is fetched into a temporary directory and renamed into place only when the
 fetch succeeded and the ref resolved, so a failed build leaves no half clone and no cache.
@@ -28,19 +30,34 @@ import re
 import secrets
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from ..errors import DocIndexError
-from ..indexer.formats import is_doc_path
+from ..errors import DocIndexError, UsageError
+from ..indexer.formats import is_doc_path, is_txt_path
 from ..redact import redact  # every message that may quote a URL
+from .doc_config import MAX_CONFIG_BYTES
+from .doc_selection import (
+    ALL,
+    DOCS,
+    SUBDIR,
+    Selection,
+    check_subdir,
+    choose,
+    classify,
+    is_config_name,
+)
 from .git_run import FETCH_OPTIONS, run_git, start_git
 from .index_store import BuildReport, IndexStore, Progress, warm_worker
+from .local_source import tell
 from .lock import BuildLock
+from .manifest import MANIFEST_NAME
 from .safe_paths import path_problem
 from .source_identity import Source, git_source, place_of, remote_names
-from .sources import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile
+from .sources import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile, nothing_to_index
 
 HEAD_REF = "refs/doc-index/HEAD"  # where the remote's HEAD is fetched to
 WANTED_REF = "refs/doc-index/wanted"  # a --ref fetched by name (refs/pull/1/head, a SHA)
@@ -98,10 +115,11 @@ def parse_remote(source: str) -> Remote:
     return Remote(url=url, display=redact(source), owner=owner, name=name)
 
 
-def remote_source(remote: Remote, ref: str | None) -> Source:
+def remote_source(remote: Remote, ref: str | None, scope: str = DOCS,
+                  subdir: str | None = None) -> Source:
     """What the manifest records of a git source (``source_identity``): the URL without
-    user info or query (never a credential), the ``--ref`` asked for."""
-    return git_source(remote.clean_url, ref, remote.owner, remote.name)
+    user info or query (never a credential), the ``--ref`` asked for, the selection."""
+    return git_source(remote.clean_url, ref, remote.owner, remote.name, scope, subdir)
 
 
 def clone_area() -> Path:
@@ -182,9 +200,10 @@ def fetch_error(remote: Remote, stderr: str) -> GitSourceError:
         detail = _line_with(clean, ("error: object",)) if "error: object" in lower else ""
         return GitSourceError(
             f"refused {remote.display}: git's fsck rejects an object it sent"
-            f"{f' ({detail})' if detail else ''}; doc-index fetches with "
-            "fetch.fsckObjects=true (a check can be relaxed with fetch.fsck.<check>=ignore "
-            "in your git config; tree entry names are checked again by doc-index)")
+            f"{f' ({detail})' if detail else ''}; your git config asks for fsck on fetch "
+            "(transfer.fsckObjects or fetch.fsckObjects): relax that check with "
+            "fetch.fsck.<check>=ignore, or turn it off (doc-index checks tree entry names "
+            "itself)")
     if any(p in lower for p in _AUTH_PATTERNS):
         detail = _line_with(clean, _AUTH_PATTERNS)
         return GitSourceError(f"authentication failed for {remote.display}: {detail}")
@@ -208,16 +227,98 @@ def _line_with(stderr: str, patterns: tuple[str, ...]) -> str:
 
 # --- the clone area -------------------------------------------------------------------------
 
-def _fetch(clone: Path, remote: Remote, ref: str | None) -> None:
-    specs = ["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"]
+# A build fetches what its ref needs: the one commit (``--depth 1``) and its trees, without
+# file contents (``--filter=blob:none``, where the server allows filters: GitHub, GitLab,
+# a repository with ``uploadpack.allowFilter``); ``scan_commit`` then fetches the blobs of
+# the files it indexes (and the docs tools' config files), in one request each, and only
+# those the clone does not hold yet. The next build fetches the new commit the same way:
+# blobs of unchanged files are already there, and the cache's blob SHAs spare reading them.
+_SHALLOW = ("--depth", "1")
+_NO_BLOBS = "--filter=blob:none"
+_EVERY_REF = ("+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
+# git's words when a ref is not there, or a commit is not served by its id
+_NOT_SERVED = ("couldn't find remote ref", "not our ref", "unadvertised object",
+               "no such remote ref", "invalid refspec")
+
+
+class Fetched(NamedTuple):
+    """A clone holding the commit to index, what the summary says about the fetch, and
+    how the commit was fetched (``specs``, ``shallow``: to fetch it whole if need be)."""
+
+    clone: Path
+    commit: str
+    notes: list[str]
+    specs: tuple[str, ...]
+    shallow: bool
+
+
+def _fetch(clone: Path, remote: Remote, specs: list[str] | tuple[str, ...], notes: list[str],
+           *, shallow: bool = True, more: tuple[str, ...] = (),
+           filtered: bool = True) -> tuple[int, str]:
+    """``git fetch`` of ``specs`` from ``origin``, shallow and without blobs unless told;
+    (status, stderr). A server that cannot fetch shallow (git's "dumb" http, which cannot
+    give objects by id either) is fetched whole, as a complete clone, which ``notes``
+    says."""
+    args = ["fetch", "--no-tags", "--quiet", *more, "origin", *specs]
+    if filtered or shallow:
+        status, _, err = _git(clone, [*args[:3], *((_NO_BLOBS,) if filtered else ()),
+                                      *(_SHALLOW if shallow else ()), *args[3:]],
+                              _network_env(clone, remote), FETCH_OPTIONS, network=True)
+        if status == 0 or not any(w in err.lower() for w in ("shallow", "dumb http")):
+            return status, err
+        notes.append("fetch: the server cannot give one commit alone (git's dumb http): "
+                     "fetched the whole history")
+        for key in ("remote.origin.promisor", "remote.origin.partialclonefilter"):
+            _git(clone, ["config", "--unset-all", key])  # (a partial clone of it would hang)
+    status, _, err = _git(clone, args, _network_env(clone, remote), FETCH_OPTIONS,
+                          network=True)
+    return status, err
+
+
+def fetch_ref(clone: Path, remote: Remote, ref: str | None) -> Fetched:
+    """Fetch what ``ref`` needs into ``clone`` and resolve it. ``ref`` is a branch, tag
+    or full ref name (as git resolves it on the remote, tags first), or a commit SHA;
+    None is the remote's HEAD. A SHA the server does not give by its id (an older server
+    without ``uploadpack.allowReachableSHA1InWant``, or an abbreviated one) is found by
+    fetching every branch and tag, without file contents, which a note says."""
+    notes: list[str] = []
     if ref is None:
-        specs.append(f"+HEAD:{HEAD_REF}")
-    status, _, err = _git(
-        clone, ["fetch", "--prune", "--no-tags", "--quiet", "origin", *specs],
-        _network_env(clone, remote), FETCH_OPTIONS, network=True,
-    )
+        specs = (f"+HEAD:{HEAD_REF}",)
+        status, err = _fetch(clone, remote, specs, notes)
+        if status != 0:
+            raise fetch_error(remote, err)
+        commit = _peel(clone, HEAD_REF) or _missing(remote, "HEAD")
+        return Fetched(clone, commit, notes, specs, True)
+    if not _REF_TEXT.match(ref) or ".." in ref or ref.endswith((".lock", "/", ".")):
+        _missing(remote, ref)
+    specs = (f"+{ref}:{WANTED_REF}",)
+    status, err = _fetch(clone, remote, specs, notes)
+    if status == 0:
+        return Fetched(clone, _peel(clone, WANTED_REF) or _missing(remote, ref), notes, specs,
+                       True)
+    if not any(p in err.lower() for p in _NOT_SERVED):
+        raise fetch_error(remote, err)
+    if not _SHA.match(ref):
+        _missing(remote, ref)
+    return _fetch_every_ref(clone, remote, ref)
+
+
+def _fetch_every_ref(clone: Path, remote: Remote, sha: str) -> Fetched:
+    """The fallback for a commit SHA: every branch and tag with their history (no file
+    contents), then ``sha`` resolved in the clone."""
+    _, shallow, _ = _git(clone, ["rev-parse", "--is-shallow-repository"])
+    more = ("--prune", "--unshallow") if shallow.strip() == "true" else ("--prune",)
+    notes: list[str] = []
+    status, err = _fetch(clone, remote, _EVERY_REF, notes, shallow=False, more=more)
     if status != 0:
         raise fetch_error(remote, err)
+    commit = _peel(clone, sha) or _missing(remote, sha)
+    why = ("the server does not give a commit by its id "
+           "(uploadpack.allowReachableSHA1InWant)" if len(sha) >= 40 else
+           "an abbreviated commit id cannot be fetched by itself")
+    notes.append(f"fetch: {sha} is no branch or tag and {why}: fetched every branch and "
+                 "tag (history without file contents) to find it")
+    return Fetched(clone, commit, notes, _EVERY_REF, False)
 
 
 def _set_url(clone: Path, remote: Remote) -> None:
@@ -233,36 +334,10 @@ def _set_url(clone: Path, remote: Remote) -> None:
                              f"{_last_message(err)}")
 
 
-_SHA = re.compile(r"^[0-9a-fA-F]{4,40}$")
-
-
-def resolve_commit(clone: Path, remote: Remote, ref: str | None) -> str:
-    """The commit to index: the fetched remote HEAD, or ``ref`` as a branch, tag, full ref
-    name or commit SHA (fetched by name when the heads and tags do not have it)."""
-    if ref is None:
-        return _peel(clone, HEAD_REF) or _missing(remote, "HEAD")
-    if not ref or ref.startswith("-") or any(ch.isspace() or ord(ch) < 0x20 for ch in ref):
-        _missing(remote, ref)
-    candidates = [f"refs/remotes/origin/{ref}", f"refs/tags/{ref}"]
-    if ref.startswith("refs/heads/"):
-        candidates.insert(0, "refs/remotes/origin/" + ref[len("refs/heads/"):])
-    elif ref.startswith("refs/tags/"):
-        candidates.insert(0, ref)
-    if _SHA.match(ref):
-        candidates.append(ref)
-    for name in candidates:
-        commit = _peel(clone, name)
-        if commit:
-            return commit
-    status, _, _ = _git(
-        clone, ["fetch", "--no-tags", "--quiet", "origin", f"+{ref}:{WANTED_REF}"],
-        _network_env(clone, remote), FETCH_OPTIONS, network=True,
-    )
-    if status == 0:
-        commit = _peel(clone, WANTED_REF)
-        if commit:
-            return commit
-    return _missing(remote, ref)
+_SHA = re.compile(r"^[0-9a-fA-F]{4,64}$")
+# What a ref may hold (git check-ref-format, and no refspec syntax: ``:``, ``*``, ``+``
+# at the start, ``^``/``~`` revision syntax, ``-`` at the start: an option).
+_REF_TEXT = re.compile(r"^(?![-+/])[^\x00-\x20\x7f:*?\[\\^~]+$")
 
 
 def _peel(clone: Path, name: str) -> str:
@@ -299,21 +374,22 @@ def _clean_temp_clones(area: Path, dir_name: str) -> None:
 
 @contextlib.contextmanager
 def open_clone(remote: Remote, ref: str | None,
-               area: Path | None = None) -> Iterator[tuple[Path, str]]:
-    """Fetch ``remote`` into its bare clone (creating it if needed) and yield the clone's
-    path and the resolved commit, holding the clone's lock."""
+               area: Path | None = None) -> Iterator[Fetched]:
+    """Fetch what ``ref`` needs from ``remote`` into its bare clone (creating it if needed)
+    and yield the clone, the resolved commit and the fetch's notes, holding the clone's
+    lock."""
     area = area if area is not None else clone_area()
     area.mkdir(parents=True, exist_ok=True)
     final = area / remote.clone_dir_name
     _clean_temp_clones(area, remote.clone_dir_name)
-    fresh = False
+    fresh: Fetched | None = None
     if not _usable_clone(final):
         fresh = _first_clone(remote, ref, area, final)
     with BuildLock(final / LOCK_NAME):
-        if not fresh:
+        if fresh is None:
             _set_url(final, remote)
-            _fetch(final, remote, ref)
-        yield final, resolve_commit(final, remote, ref)
+            fresh = fetch_ref(final, remote, ref)
+        yield fresh._replace(clone=final)
 
 
 def _usable_clone(path: Path) -> bool:
@@ -329,9 +405,11 @@ def _usable_clone(path: Path) -> bool:
     return False
 
 
-def _first_clone(remote: Remote, ref: str | None, area: Path, final: Path) -> bool:
-    """Clone into a temporary directory, check the ref, rename into place. True when this
-    call's clone became the clone (False: another build got there first)."""
+def _first_clone(remote: Remote, ref: str | None, area: Path,
+                 final: Path) -> Fetched | None:
+    """Clone into a temporary directory, resolve the ref, rename into place: the commit
+    and notes when this call's clone became the clone (None: another build got there
+    first, and fetches again under the lock)."""
     tmp = area / f"{_TMP_PREFIX}{remote.clone_dir_name}.{os.getpid()}.{secrets.token_hex(4)}"
     try:
         try:
@@ -341,16 +419,15 @@ def _first_clone(remote: Remote, ref: str | None, area: Path, final: Path) -> bo
         if done.status != 0:
             raise GitSourceError(f"cannot create a clone in {area}: {_last_message(done.err)}")
         _set_url(tmp, remote)
-        _fetch(tmp, remote, ref)
-        resolve_commit(tmp, remote, ref)
+        resolved = fetch_ref(tmp, remote, ref)
         try:
             os.rename(tmp, final)
         except OSError:
             if not os.path.isdir(final):
                 raise
             shutil.rmtree(tmp, ignore_errors=True)  # a concurrent build won the race
-            return False
-        return True
+            return None
+        return resolved
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -372,8 +449,11 @@ class BlobReader:
                                    stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
         stdin, stdout = self._proc.stdin, self._proc.stdout
         assert stdin is not None and stdout is not None
-        stdin.write(sha.encode("ascii") + b"\n")
-        stdin.flush()
+        try:
+            stdin.write(sha.encode("ascii") + b"\n")
+            stdin.flush()
+        except BrokenPipeError:  # (git stopped at an object it does not have)
+            raise OSError(f"cannot read blob {sha}") from None
         header = stdout.readline().split()
         if len(header) != 3 or header[1] != b"blob":
             raise OSError(f"cannot read blob {sha}")
@@ -390,30 +470,106 @@ class BlobReader:
         if self._proc is not None:
             for pipe in (self._proc.stdin, self._proc.stdout):
                 if pipe is not None:
-                    pipe.close()
+                    with contextlib.suppress(BrokenPipeError):
+                        pipe.close()
             self._proc.wait()
             self._proc = None
 
 
-def scan_commit(clone: Path, commit: str, blobs: BlobReader,
-                max_bytes: int = DEFAULT_MAX_BYTES) -> Scan:
-    """The tracked documentation files of ``commit`` (sorted by path), digests = blob SHAs.
+class _Entry(NamedTuple):
+    mode: str
+    kind: str
+    sha: str
+    path: str
 
-    Every entry name goes through ``path_problem`` before anything else looks at it: a
-    crafted tree (``..``, ``/abs``, ``a//b``, NUL) has its bad entries skipped and reported,
-    the good ones indexed."""
+
+BlobFetcher = Callable[[list[str]], None]
+
+
+def _local(clone: Path, args: list[str], input: bytes | None = None) -> bytes:
+    """stdout of a local git call in the clone; GitSourceError when it fails."""
     try:
-        done = run_git(["ls-tree", "-r", "-l", "-z", "--full-tree", commit], git_dir=clone)
+        done = run_git(args, git_dir=clone, input=input)
+    except OSError as exc:
+        raise GitSourceError(f"cannot run git: {exc.strerror or exc}") from None
+    if done.status != 0:
+        raise GitSourceError(f"cannot read the clone {clone}: {_last_message(done.err)}")
+    return done.out
+
+
+def _missing_blobs(clone: Path, commit: str) -> set[str]:
+    """The objects of ``commit``'s tree a partial clone does not hold (never fetched
+    here: lazy fetching is off for local calls); empty for a complete clone."""
+    status, out, _ = _git(clone, ["config", "--get", "remote.origin.promisor"])
+    if status != 0 or out.strip() != "true":
+        return set()
+    listed = _local(clone, ["rev-list", "--objects", "--no-walk", "--missing=print", commit])
+    return {line[1:].decode("ascii") for line in listed.splitlines() if line.startswith(b"?")}
+
+
+def fetch_blobs(fetched: Fetched, remote: Remote, shas: list[str]) -> None:
+    """Fetch the blobs ``shas`` into a partial clone in one request (as git's own lazy
+    fetch does, with no negotiation): what ``scan_commit`` indexes, nothing else. A server
+    that does not give objects by id (protocol v0 without ``allowAnySHA1InWant``) has the
+    commit fetched again whole (``--refetch``), which a note says."""
+    if not shas:
+        return
+    clone = fetched.clone
+    status, _, err = _git_input(clone, [
+        "-c", "fetch.negotiationAlgorithm=noop", "fetch", "--no-tags", "--quiet",
+        "--no-write-fetch-head", "--recurse-submodules=no", _NO_BLOBS, "--stdin", "origin",
+    ], "".join(f"{sha}\n" for sha in shas).encode("ascii"), _network_env(clone, remote))
+    if status == 0:
+        return
+    if not any(p in err.lower() for p in _NOT_SERVED):
+        raise fetch_error(remote, err)
+    fetched.notes.append("fetch: the server does not give files by their id: fetched the "
+                         "commit again with every file")
+    status, err = _fetch(clone, remote, fetched.specs, [], shallow=fetched.shallow,
+                         more=("--refetch", "--no-filter"), filtered=False)
+    if status != 0:
+        raise fetch_error(remote, err)
+
+
+def _git_input(clone: Path, args: list[str], data: bytes,
+               env: dict[str, str]) -> tuple[int, str, str]:
+    try:
+        done = run_git(args, git_dir=clone, options=FETCH_OPTIONS, env=env, network=True,
+                       input=data)
+    except OSError as exc:
+        raise GitSourceError(f"cannot run git: {exc.strerror or exc}") from None
+    return done.status, done.out.decode("utf-8", "replace"), done.err
+
+
+def _sizes(clone: Path, shas: list[str]) -> dict[str, int]:
+    """Each present blob's size (``cat-file --batch-check``)."""
+    if not shas:
+        return {}
+    out = _local(clone, ["cat-file", "--batch-check"],
+                 "".join(f"{sha}\n" for sha in shas).encode("ascii"))
+    sizes: dict[str, int] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == b"blob":
+            sizes[parts[0].decode("ascii")] = int(parts[2])
+    return sizes
+
+
+def _list_tree(clone: Path, commit: str, scan: Scan) -> list[_Entry]:
+    """Every entry of ``commit``'s tree whose name passes the one path check; the others
+    are reported in ``scan`` (a documentation file's, or any under a ``.git`` folder)."""
+    try:
+        done = run_git(["ls-tree", "-r", "-z", "--full-tree", commit], git_dir=clone)
     except OSError as exc:
         raise GitSourceError(f"cannot run git: {exc.strerror or exc}") from None
     if done.status != 0:
         raise GitSourceError(f"cannot list commit {commit}: {_last_message(done.err)}")
-    scan = Scan(commit_hash=commit)
+    entries: list[_Entry] = []
     for record in done.out.split(b"\0"):
         if not record:
             continue
         meta, _, raw_path = record.partition(b"\t")
-        mode, kind, sha, size = meta.decode("ascii").split()
+        mode, kind, sha = meta.decode("ascii").split()
         path = raw_path.decode("utf-8", "surrogateescape")
         problem = path_problem(path)
         if problem is not None:
@@ -421,57 +577,217 @@ def scan_commit(clone: Path, commit: str, blobs: BlobReader,
             if problem != "file name is not UTF-8" or is_doc_path(shown):
                 scan.skipped.append((shown, problem))
             continue
-        if any(part in SKIPPED_DIRS for part in path.split("/")[:-1]):
+        folders = path.split("/")[:-1]
+        if any(part.lower() == ".git" for part in folders):
+            scan.skipped.append((path, "inside a folder named .git"))
+            continue
+        if any(part in SKIPPED_DIRS for part in folders):
             continue  # as the directory walk does: VCS and build folders
-        if mode == _MODE_SUBMODULE:
-            scan.skipped.append((path, "submodule not indexed"))
-            continue
-        if not is_doc_path(path):
-            continue
-        if mode == _MODE_SYMLINK:
-            scan.skipped.append((path, "symlink not followed"))
-            continue
-        if kind != "blob":
-            continue
-        nbytes = int(size)
-        if nbytes > max_bytes:
-            scan.skipped.append((path, f"over the size cap ({nbytes} > {max_bytes} bytes)"))
-            continue
-        scan.files.append(SourceFile(path, sha, nbytes, blobs.reader(sha)))
+        entries.append(_Entry(mode, kind, sha, path))
+    return entries
+
+
+def _likely(path: str, mode: str, subdir: str | None) -> bool:
+    """A file the selection of ``mode`` likely indexes, known before its config files
+    are read: documentation (or ``.txt``) in ``subdir``, in ``docs/`` or ``doc/``, or
+    README-like; anywhere for ALL."""
+    if not (is_doc_path(path) or is_txt_path(path)):
+        return False
+    if mode == ALL:
+        return True
+    if mode == SUBDIR:
+        return subdir is not None and path.startswith(subdir + "/")
+    return path.startswith(("docs/", "doc/")) or ("/" not in path and is_doc_path(path))
+
+
+def _is_config(path: str) -> bool:
+    folder, _, name = path.rpartition("/")
+    return is_config_name(name, folder.rpartition("/")[2])
+
+
+def scan_commit(clone: Path, commit: str, blobs: BlobReader,
+                max_bytes: int = DEFAULT_MAX_BYTES, *, mode: str = ALL,
+                subdir: str | None = None, subdir_from: str = "--subdir",
+                fetch: BlobFetcher | None = None) -> Scan:
+    """The documentation files of ``commit`` that ``mode`` selects (``doc_selection``),
+    sorted by path, digests = blob SHAs; in a partial clone, their blobs (and the docs
+    tools' config files) are fetched first with ``fetch``.
+
+    Every entry name goes through ``path_problem`` before anything else looks at it: a
+    crafted tree (``..``, ``/abs``, ``a//b``, NUL, a ``.git`` folder) has its bad entries
+    skipped and reported, the good ones indexed."""
+    scan = Scan(commit_hash=commit)
+    entries = _list_tree(clone, commit, scan)
+    blob_entries = {e.path: e for e in entries if e.kind == "blob" and e.mode != _MODE_SYMLINK}
+    missing = _missing_blobs(clone, commit)
+    configs = [e.sha for p, e in blob_entries.items() if _is_config(p)]
+    # With the config files, the blobs the selection will likely want (one request where
+    # the docs are where they usually are; the rest, if any, after the choice).
+    likely = [e.sha for p, e in blob_entries.items()
+              if e.sha in missing and _likely(p, mode, subdir)]
+    missing = _fetched(clone, commit, sorted({*likely, *(c for c in configs if c in missing)}),
+                       missing, fetch)
+    config_sizes = _sizes(clone, [sha for sha in configs if sha not in missing])
+
+    def read_config(path: str) -> bytes | None:
+        entry = blob_entries.get(path)
+        if entry is None or config_sizes.get(entry.sha, MAX_CONFIG_BYTES + 1) > MAX_CONFIG_BYTES:
+            return None
+        try:
+            return blobs.read(entry.sha)
+        except OSError:
+            return None
+
+    scan.selection = selection = choose([e.path for e in entries], read_config, mode, subdir,
+                                        subdir_from)
+    chosen = [e for e in entries if _chosen(scan, selection, e)]
+    missing = _fetched(clone, commit, sorted({e.sha for e in chosen if e.sha in missing}),
+                       missing, fetch)
+    sizes = _sizes(clone, sorted({e.sha for e in chosen if e.sha not in missing}))
+    for e in chosen:
+        nbytes = sizes.get(e.sha)
+        if nbytes is None:
+            scan.skipped.append((e.path, "its blob is not in the clone (not fetched)"))
+        elif nbytes > max_bytes:
+            scan.skipped.append((e.path, f"over the size cap ({nbytes} > {max_bytes} bytes)"))
+        else:
+            scan.files.append(SourceFile(e.path, e.sha, nbytes, blobs.reader(e.sha)))
     scan.files.sort(key=lambda f: f.path)
     scan.skipped.sort()
     return scan
 
 
+def _fetched(clone: Path, commit: str, wanted: list[str], missing: set[str],
+             fetch: BlobFetcher | None) -> set[str]:
+    """``missing`` after fetching ``wanted`` (the blobs still missing)."""
+    if not wanted or fetch is None:
+        return missing
+    fetch(wanted)
+    return _missing_blobs(clone, commit)
+
+
+def _chosen(scan: Scan, selection: Selection, entry: _Entry) -> bool:
+    """Whether ``entry`` is a file to index; what is skipped is reported or counted."""
+    if entry.mode == _MODE_SUBMODULE:
+        if selection.includes(entry.path):
+            scan.skipped.append((entry.path, "submodule not indexed"))
+        return False
+    verdict = classify(selection, entry.path)
+    if verdict.kind is not None:
+        scan.count_kind(verdict.kind)
+    if not verdict.index:
+        return False
+    if entry.mode == _MODE_SYMLINK:
+        scan.skipped.append((entry.path, "symlink not followed"))
+        return False
+    return entry.kind == "blob"
+
+
 # --- the build ------------------------------------------------------------------------------
+
+def split_subdir(source: str) -> tuple[str, str | None]:
+    """A git URL's ``#P`` (the folder to index) apart from the URL; a path keeps its
+    ``#``. Credentials before the host never count (``https://u:p#w@host/...``)."""
+    if "#" not in source or not source.lower().startswith(_URL_PREFIXES) and not \
+            _SCP_PREFIX.match(source):
+        return source, None
+    url, _, fragment = source.rpartition("#")
+    if "@" in fragment or not url:
+        return source, None
+    return url, fragment
+
+
+_URL_PREFIXES = ("http://", "https://", "ssh://", "git://", "file://", "git@")
+_SCP_PREFIX = re.compile(r"^[\w.-]+@[\w.-]+:")
+
 
 def build_from_git(
     store: IndexStore, source: str, *, name: str | None = None, ref: str | None = None,
     full: bool = False, replace: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
-    progress: Progress | None = None,
+    progress: Progress | None = None, subdir: str | None = None, everything: bool = False,
 ) -> BuildReport:
-    """Build or update the cache of a git source (``<owner>-<name>``, ``<owner>-<name>@<ref>``
-    for a ``ref``, or exactly ``name``); re-running it is the incremental reindex (fetch,
-    resolve, parse only blobs the cache does not have). ``replace``: a cache of that name
+    """Build or update the cache of a git source (``<owner>-<name>``, ``@<ref>`` for a
+    ``ref``, ``-<subdir>``/``-all`` for another selection, or exactly ``name``); re-running
+    it is the incremental reindex (fetch, resolve, parse only blobs the cache does not
+    have). By default its documentation is indexed (``doc_selection``); ``subdir`` (or the
+    URL's ``#P``) one folder, ``everything`` every file. ``replace``: a cache of that name
     built from another source is replaced, not refused (``source_identity``)."""
+    source, folder, origin = _selection_args(source, subdir)
+    scope = SUBDIR if folder is not None else ALL if everything else DOCS
     remote = parse_remote(source)
-    identity = remote_source(remote, ref)
+    identity = remote_source(remote, ref, scope, folder)
     key = identity.cache_key(name)
-    with (
-        warm_worker(store, key, full) as warm,  # imports the parsers while git fetches
-        open_clone(remote, ref) as (clone, commit),
-    ):
-        blobs = BlobReader(clone)
+    # An incremental build's worker forks now and imports the parsers while git fetches;
+    # a first or full build's pool forks later, after a thread (no fork while it runs)
+    # has imported them in this process meanwhile.
+    with warm_worker(store, key, full) as warm:
+        warming = threading.Thread(target=_prepare_parsers, daemon=True)
+        if full or not _has_cache(store, key):
+            warming.start()
         try:
-            scan = scan_commit(clone, commit, blobs, max_bytes)
-            return store.update_index(key, remote.owner, remote.name, scan, full=full,
-                                      progress=progress, warm=warm, source=identity,
-                                      replace=replace)
+            with open_clone(remote, ref) as fetched:
+                blobs = BlobReader(fetched.clone)
+                try:
+                    scan = scan_commit(fetched.clone, fetched.commit, blobs, max_bytes,
+                                       mode=scope, subdir=folder, subdir_from=origin,
+                                       fetch=lambda shas: fetch_blobs(fetched, remote, shas))
+                    scan.notes += fetched.notes
+                    if not scan.files:
+                        raise nothing_to_index(f"{remote.display} at {fetched.commit[:12]}",
+                                               scan)
+                    if warming.is_alive():
+                        warming.join()
+                    report = store.update_index(key, remote.owner, remote.name, scan,
+                                                full=full, progress=progress, warm=warm,
+                                                source=identity, replace=replace)
+                finally:
+                    blobs.close()
         finally:
-            blobs.close()
+            if warming.is_alive():
+                warming.join()
+    return tell(report, scan)
+
+
+def _has_cache(store: IndexStore, key: str) -> bool:
+    try:
+        return (store.cache_dir(key) / MANIFEST_NAME).is_file()
+    except (UsageError, OSError):
+        return False
+
+
+def _prepare_parsers() -> None:
+    """Import and set up both parsers (a full build's pool forks after them: Sphinx's
+    first build spent 0.16 s on this after the fetch). A failure here is the parse's to
+    report, later, in its own place."""
+    try:
+        from ..indexer.document import index_file  # noqa: F401 (imported for the workers)
+        from ..indexer.markdown import _block_parser, _inline_parser
+        from ..indexer.rst_structure import parser
+        from .parse_cache import indexer_salt
+
+        indexer_salt()
+        parser()
+        _block_parser()
+        _inline_parser()
+    except Exception:  # noqa: BLE001, S110
+        pass
+
+
+def _selection_args(source: str, subdir: str | None) -> tuple[str, str | None, str]:
+    """(URL, checked folder or None, what chose the folder) from the source and
+    ``--subdir``; a UsageError when the URL's ``#P`` and ``--subdir`` disagree."""
+    url, fragment = split_subdir(source)
+    if fragment is None:
+        return url, None if subdir is None else check_subdir(subdir), "--subdir"
+    folder = check_subdir(fragment)
+    if subdir is not None and check_subdir(subdir) != folder:
+        raise UsageError(f"the URL names the folder {folder!r} (#{fragment}) and --subdir "
+                         f"{subdir!r}: give one")
+    return url, folder, f"#{fragment} in the URL"
 
 
 __all__ = [
-    "BlobReader", "GitSourceError", "Remote", "build_from_git", "clone_area", "fetch_error",
-    "parse_remote", "redact", "remote_source", "resolve_commit", "scan_commit",
+    "BlobReader", "Fetched", "GitSourceError", "Remote", "build_from_git", "clone_area",
+    "fetch_blobs", "fetch_error", "fetch_ref", "parse_remote", "redact", "remote_source",
+    "scan_commit", "split_subdir",
 ]

@@ -132,6 +132,8 @@ class BuildReport:
         self.skipped = list(plan.skipped)
         self.parsed: list[str] = []
         self.notes: list[tuple[str, str]] = []  # (file, what the indexer did to it)
+        self.about: list[str] = []  # what was chosen from the source, and why (summary)
+        self.kinds: dict[str, int] = {}  # skipped documentation-like files, by kind
         self.sections = 0
         self.tokens = 0
         self.seconds = 0.0

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import UsageError
 from ..printable import printable
+from .doc_selection import check_subdir, kinds_line
 from .index_store import BuildReport, IndexStore, Progress, warm_worker
 from .source_identity import directory_source
-from .sources import DEFAULT_MAX_BYTES, scan_directory
+from .sources import DEFAULT_MAX_BYTES, Scan, nothing_to_index, scan_directory
 
 SHOWN_SKIPPED = 20
 
@@ -21,31 +23,53 @@ SHOWN_SKIPPED = 20
 def build_from_directory(store: IndexStore, directory: Path, *, name: str | None = None,
                          full: bool = False, replace: bool = False,
                          max_bytes: int = DEFAULT_MAX_BYTES,
-                         progress: Progress | None = None) -> BuildReport:
+                         progress: Progress | None = None, subdir: str | None = None,
+                         everything: bool = False) -> BuildReport:
     """Build or update the cache of a folder: its default name (``source_identity``:
     ``<owner>-<name>[-<sub-path>]`` in a work tree with an ``origin``, else
     ``local-<parent>-<folder>``) or exactly ``name``. ``replace``: a cache of that name
-    built from another source is replaced, not refused."""
+    built from another source is replaced, not refused. ``subdir``: build that folder
+    below ``directory`` instead (as if it were named); ``everything``: a work tree's top
+    indexes every file, not its docs (``doc_selection``). A folder with nothing to index
+    is an error (``NothingToIndex``); nothing is written."""
+    if subdir is not None:
+        directory = directory / check_subdir(subdir)
+        if not directory.is_dir():
+            raise UsageError(f"--subdir: no folder {printable(str(directory))}")
     directory = directory.resolve()
-    identity = directory_source(directory)
+    identity = directory_source(directory, everything=everything)
     key = identity.cache_key(name)
     with warm_worker(store, key, full) as warm:  # imports the parsers during the walk
-        scan = scan_directory(directory, max_bytes=max_bytes, cache_root=store.root)
-        return store.update_index(key, identity.owner, identity.name, scan, full=full,
-                                  progress=progress, warm=warm, source=identity,
-                                  replace=replace)
+        scan = scan_directory(directory, max_bytes=max_bytes, cache_root=store.root,
+                              mode=identity.scope)
+        if not scan.files:
+            raise nothing_to_index(printable(str(directory)), scan)
+        report = store.update_index(key, identity.owner, identity.name, scan, full=full,
+                                    progress=progress, warm=warm, source=identity,
+                                    replace=replace)
+    return tell(report, scan)
+
+
+def tell(report: BuildReport, scan: Scan) -> BuildReport:
+    """``report`` with what the scan says about its source (the summary's lines)."""
+    line = scan.selection.line() if scan.selection is not None else None
+    report.about = ([line] if line else []) + scan.notes
+    report.kinds = dict(scan.kinds)
+    return report
 
 
 def summary_lines(report: BuildReport, seconds: float) -> list[str]:
     """The one-screen build summary, every name escaped (``printable``)."""
     state = "built" if report.written else "up to date"
     kind = " (full)" if report.full and report.written else ""
-    lines = [
-        f"{printable(report.key)}: {state}{kind} -> {printable(report.cache_dir)}",
-        f"  files: {len(report.added)} added, {len(report.changed)} changed, "
-        f"{len(report.removed)} removed, {len(report.unchanged)} unchanged, "
-        f"{len(report.skipped)} skipped",
-    ]
+    lines = [f"{printable(report.key)}: {state}{kind} -> {printable(report.cache_dir)}"]
+    lines += [f"  {printable(line)}" for line in report.about]
+    lines.append(f"  files: {len(report.added)} added, {len(report.changed)} changed, "
+                 f"{len(report.removed)} removed, {len(report.unchanged)} unchanged, "
+                 f"{len(report.skipped)} skipped")
+    kinds = kinds_line(report.kinds)
+    if kinds:
+        lines.append(f"  {kinds}")
     lines += [f"  skipped {printable(path)}: {printable(reason)}"
               for path, reason in report.skipped[:SHOWN_SKIPPED]]
     if len(report.skipped) > SHOWN_SKIPPED:
@@ -59,4 +83,4 @@ def summary_lines(report: BuildReport, seconds: float) -> list[str]:
     return lines
 
 
-__all__ = ["build_from_directory", "summary_lines"]
+__all__ = ["build_from_directory", "summary_lines", "tell"]

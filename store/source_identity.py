@@ -10,14 +10,21 @@ A source is one of three kinds:
   (``doc_index.redact``), ref = ``--ref`` (None: the remote's default branch).
 
 The manifest records it as ``"source": {"kind", "location", "ref", "commit"}``
-(``record``). Two sources are the same source when kind and location agree, and for
-``git`` also the ref: a work tree's branch is the state it is in, not which source it is
-(a checkout of another branch, or a hook after ``git switch``, rebuilds the same cache).
+(``record``), plus ``"select": "all"`` or ``"select": "subdir", "subdir": P`` when the
+build chose files other than the default (``scope``: ``doc_selection``; a git source and
+a work tree's top index their documentation by default). Two sources are the same source
+when kind, location and selection agree, and for ``git`` also the ref: a work tree's
+branch is the state it is in, not which source it is (a checkout of another branch, or a
+hook after ``git switch``, rebuilds the same cache). A record without ``select`` (the
+default, or a cache built before selections) is the default selection.
 
 Default cache names (``key``), each a valid ``cache_names`` name:
 
 - git URL: ``<owner>-<name>`` from the URL's last two path components, and
   ``<owner>-<name>@<ref>`` for any ``--ref`` (``/`` in the ref becomes ``-``);
+  ``-<subdir>`` (``/`` -> ``-``) or ``-all`` before the ``@`` for ``--subdir``/``--all``,
+  as a work tree's top takes ``-all`` (two selections never share a cache by default,
+  and the source check stops one that is named so);
 - work tree with an ``origin`` remote: ``<owner>-<name>`` from that URL at the work
   tree's top, ``<owner>-<name>-<sub-path>`` for a folder below it (``docs``,
   ``doc-build`` for ``doc/build``): two folders of one repository never share a name;
@@ -41,6 +48,9 @@ from ..errors import UsageError
 from .cache_names import name_problem
 from .git_run import start_git, wait_git
 from .safe_paths import MAX_COMPONENT_BYTES
+
+# How a build chooses the files of its source (``doc_selection``'s modes).
+DOCS, ALL, SUBDIR, FOLDER = "docs", "all", "subdir", "folder"
 
 DIRECTORY = "directory"
 WORK_TREE = "git-work-tree"
@@ -133,11 +143,18 @@ class Source(NamedTuple):
     owner: str
     name: str
     key: str
+    scope: str = FOLDER  # DOCS, ALL, SUBDIR (a git source, a work tree's top) or FOLDER
+    subdir: str | None = None  # the folder of SUBDIR
 
     def record(self, commit: str) -> dict[str, Any]:
         """The manifest's ``source`` object (``commit``: "" for a plain folder -> null)."""
-        return {"kind": self.kind, "location": self.location, "ref": self.ref,
-                "commit": commit or None}
+        record: dict[str, Any] = {"kind": self.kind, "location": self.location,
+                                  "ref": self.ref, "commit": commit or None}
+        if self.scope in (ALL, SUBDIR):
+            record["select"] = self.scope
+        if self.scope == SUBDIR:
+            record["subdir"] = self.subdir
+        return record
 
     def same_as(self, header: dict[str, Any]) -> bool:
         """Whether the live manifest ``header`` was built from this source. A manifest
@@ -149,6 +166,9 @@ class Source(NamedTuple):
         if shown_source(old) is None:
             return False
         if old["kind"] != self.kind:
+            return False
+        mine = self.record("")
+        if (old.get("select"), old.get("subdir")) != (mine.get("select"), mine.get("subdir")):
             return False
         if self.kind != GIT:  # a folder is its resolved path: ``/p/d.git`` is not ``/p/d``
             return old["location"] == self.location
@@ -179,8 +199,13 @@ def shown_source(record: Any, *, with_commit: bool = False) -> str | None:
     if not isinstance(location, str) or not all(v is None or isinstance(v, str)
                                                 for v in (ref, commit)):
         return None
-    text = f"{_KIND_WORDS[record['kind']]} {location}"
+    select, subdir = record.get("select"), record.get("subdir")
+    if select not in (None, ALL, SUBDIR) or (select == SUBDIR) != isinstance(subdir, str):
+        return None
+    text = f"{_KIND_WORDS[record['kind']]} {location}" + (f"#{subdir}" if subdir else "")
     details = [f"ref {ref}"] if ref else []
+    if select == ALL:
+        details.append("all files")
     if with_commit and commit:
         details.append(f"commit {commit[:12]}")
     return f"{text} ({', '.join(details)})" if details else text
@@ -207,30 +232,42 @@ class OtherSource(UsageError):
             f"build with --name NAME to keep both, or --replace to replace it")
 
 
-def git_source(location: str, ref: str | None, owner: str, name: str) -> Source:
-    """A git URL's source: ``<owner>-<name>``, ``@<ref>`` for a ``--ref``."""
-    key = f"{owner}-{name}"
+def git_source(location: str, ref: str | None, owner: str, name: str, scope: str = DOCS,
+               subdir: str | None = None) -> Source:
+    """A git URL's source: ``<owner>-<name>``, ``-<subdir>`` or ``-all`` for another
+    selection than the docs, ``@<ref>`` for a ``--ref``."""
+    key = f"{owner}-{name}" + _scope_suffix(scope, subdir)
     if ref is not None:
         key += f"@{key_part(ref.replace('/', '-')) or 'ref'}"
-    return Source(GIT, _text(location), None if ref is None else _text(ref), owner, name, key)
+    return Source(GIT, _text(location), None if ref is None else _text(ref), owner, name, key,
+                  scope, None if subdir is None else _text(subdir))
 
 
-def directory_source(directory: Path) -> Source:
+def _scope_suffix(scope: str, subdir: str | None) -> str:
+    if scope == SUBDIR:
+        return f"-{key_part((subdir or '').replace('/', '-')) or 'dir'}"
+    return "-all" if scope == ALL else ""
+
+
+def directory_source(directory: Path, *, everything: bool = False) -> Source:
     """The source of a local folder (``directory`` absolute and resolved): a work tree's
     (named from its ``origin``) or a plain folder's. git is asked through the one runner;
-    a folder git does not know is a plain folder."""
+    a folder git does not know is a plain folder. A work tree's top indexes its docs
+    (scope DOCS), or every file with ``everything`` (ALL, ``-all`` in its name); any other
+    folder every file (FOLDER)."""
     [top] = _git_lines(directory, [("rev-parse", "--show-toplevel")])
     if top is None:
         return _plain(directory, DIRECTORY, None)
     # in a work tree, the two other answers are asked at once (8 vs 13 ms one after the other)
     branch, origin = _git_lines(directory, [("symbolic-ref", "--quiet", "--short", "HEAD"),
                                             ("config", "--get", "remote.origin.url")])
-    if not origin:
-        return _plain(directory, WORK_TREE, branch)
     top_path = Path(top).resolve()
+    scope = FOLDER if top_path != directory else ALL if everything else DOCS
+    if not origin:
+        return _plain(directory, WORK_TREE, branch, scope)
     names = remote_names(origin, top=top_path)
     if names is None:  # an origin without a path (``file:///``): no name to take
-        return _plain(directory, WORK_TREE, branch)
+        return _plain(directory, WORK_TREE, branch, scope)
     _, owner, name = names
     key = f"{owner}-{name}"
     try:
@@ -240,15 +277,15 @@ def directory_source(directory: Path) -> Source:
     if below not in ("", "."):
         key += f"-{key_part(below.replace('/', '-')) or 'dir'}"
     return Source(WORK_TREE, _text(os.fspath(directory)), None if branch is None else _text(branch),
-                  owner, name, key)
+                  owner, name, key + _scope_suffix(scope, None), scope)
 
 
-def _plain(directory: Path, kind: str, ref: str | None) -> Source:
+def _plain(directory: Path, kind: str, ref: str | None, scope: str = FOLDER) -> Source:
     folder = key_part(directory.name) or "dir"
     parent = key_part(directory.parent.name) if directory.parent != directory else ""
     key = f"local-{parent}-{folder}" if parent else f"local-{folder}"
     return Source(kind, _text(os.fspath(directory)), None if ref is None else _text(ref),
-                  "local", folder, key)
+                  "local", folder, key + _scope_suffix(scope, None), scope)
 
 
 def _text(value: str) -> str:
@@ -280,5 +317,5 @@ def _git_lines(cwd: Path, queries: list[tuple[str, ...]]) -> list[str | None]:
     return answers
 
 
-__all__ = ["KINDS", "OtherSource", "Source", "check_name", "directory_source", "git_source",
-           "key_part", "place_of", "shown_source"]
+__all__ = ["ALL", "DOCS", "FOLDER", "KINDS", "SUBDIR", "OtherSource", "Source", "check_name",
+           "directory_source", "git_source", "key_part", "place_of", "shown_source"]

@@ -20,8 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from ..indexer.formats import is_doc_path
+from ..errors import UsageError
+from ..indexer.formats import is_doc_path, other_doc_kind
+from ..printable import printable
 from .commit import STAGING_DIR
+from .doc_config import MAX_CONFIG_BYTES
+from .doc_selection import FOLDER, Selection, choose, classify, is_config_name, kinds_line
 from .git_run import start_git, wait_git
 from .manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 from .safe_paths import path_problem
@@ -61,13 +65,51 @@ class SourceFile(NamedTuple):
 
 class Scan:
     """What a source holds: its doc files (sorted by path), what it skipped and why, and
-    the commit it was read at ("" for a plain directory)."""
+    the commit it was read at ("" for a plain directory); ``kinds`` counts the skipped
+    documentation-like files by kind (``.txt``, ``.adoc``), ``selection`` is what the
+    scan chose (``doc_selection``), ``notes`` lines about the source for the summary."""
 
     def __init__(self, files: list[SourceFile] | None = None,
                  skipped: list[tuple[str, str]] | None = None, commit_hash: str = "") -> None:
         self.files: list[SourceFile] = files if files is not None else []
         self.skipped: list[tuple[str, str]] = skipped if skipped is not None else []
         self.commit_hash = commit_hash
+        self.kinds: dict[str, int] = {}
+        self.selection: Selection | None = None
+        self.notes: list[str] = []
+
+    def count_kind(self, kind: str) -> None:
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+
+
+class NothingToIndex(UsageError):
+    """A source (or the part of it the build chose) holds no documentation file: an error
+    (exit 1), not an empty cache; nothing is written."""
+
+
+def nothing_to_index(where: str, scan: Scan) -> NothingToIndex:
+    """The error naming ``where``, what was looked at and what was skipped."""
+    selection = scan.selection
+    if selection is not None and not selection.exists:
+        return NothingToIndex(f"nothing to index: {where} has no folder {selection.what} "
+                              f"({selection.why}); give a folder relative to its top")
+    inside = ""
+    if selection is not None and selection.mode != FOLDER:
+        inside = f" in {selection.what}"
+        if selection.why:
+            inside += f" ({selection.why})"
+    parts = [f"nothing to index in {where}{inside}: no Markdown (.md, .markdown, .mdx) or "
+             "reStructuredText (.rst) file"]
+    kinds = kinds_line(scan.kinds)
+    if kinds:
+        parts.append(kinds)
+    if scan.skipped:
+        path, reason = scan.skipped[0]
+        more = f" and {len(scan.skipped) - 1} more" if len(scan.skipped) > 1 else ""
+        parts.append(f"skipped {printable(path)} ({printable(reason)}){more}")
+    if selection is not None and selection.left_out:
+        parts.append(f"{selection.left_out} doc files elsewhere: --all indexes them")
+    return NothingToIndex("; ".join(parts))
 
 
 class _GitQuery:
@@ -102,7 +144,7 @@ class _GitQuery:
 
 
 def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
-                   cache_root: Path | None = None) -> Scan:
+                   cache_root: Path | None = None, mode: str = FOLDER) -> Scan:
     """Every documentation file below ``root`` (sorted by path), with the ones skipped.
 
     In a git work tree (at any depth), git decides what is documentation: the files it
@@ -111,7 +153,8 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     directories named in ``SKIPPED_DIRS`` are left out, and each one that held doc files
     is reported with their number. The walk never enters ``.git``, ``cache_root`` (where
     the build writes), its staging area or any directory that holds a doc-index cache;
-    each of these is reported as skipped."""
+    each of these is reported as skipped. ``mode``: which files are indexed
+    (``doc_selection``: FOLDER, every one; DOCS at a work tree's top, ALL)."""
     root = root.resolve()
     scan = Scan()
     # Asked at any depth: below a work tree's top, ls-files lists the files under ``root``
@@ -140,12 +183,23 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     if visible is not None:
         scan.commit_hash = head.decode("ascii", "replace").strip() if head else ""
     found: list[SourceFile] = []
+    checked: list[tuple[str, bool]] = []
     for rel, is_link in candidates:
         if visible is not None and rel not in visible:
             continue
         problem = path_problem(rel)  # the one check of a source's names, before any join
         if problem is not None:
-            scan.skipped.append((_shown(rel), problem))
+            if is_doc_path(rel):
+                scan.skipped.append((_shown(rel), problem))
+            continue
+        checked.append((rel, is_link))
+    scan.selection = selection = choose([rel for rel, _ in checked],
+                                        _config_reader(tree, checked), mode)
+    for rel, is_link in checked:
+        verdict = classify(selection, rel)
+        if verdict.kind is not None:
+            scan.count_kind(verdict.kind)
+        if not verdict.index:
             continue
         entry = _check_file(tree, rel, is_link, max_bytes)
         if isinstance(entry, str):
@@ -157,6 +211,29 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     scan.files = found
     scan.skipped.sort()
     return scan
+
+
+def _config_reader(tree: _Tree, checked: list[tuple[str, bool]]) -> Callable[[str], bytes | None]:
+    """A docs tool's config file's bytes, read below the tree's handle (never through a
+    symlink, at most ``MAX_CONFIG_BYTES``), or None."""
+    links = {rel for rel, is_link in checked if is_link}
+
+    def read(rel: str) -> bytes | None:
+        if rel in links:
+            return None
+        try:
+            data = tree.read(rel.split("/"), MAX_CONFIG_BYTES)
+        except OSError:
+            return None
+        return data if isinstance(data, bytes) else None
+
+    return read
+
+
+def _wanted(name: str, parent: str) -> bool:
+    """A file the walk lists: documentation, a documentation-like file to count, or a
+    docs tool's config file."""
+    return is_doc_path(name) or other_doc_kind(name) is not None or is_config_name(name, parent)
 
 
 def _ignored_by_git(root: Path) -> bool:
@@ -342,6 +419,7 @@ def _list_directory(fd: int, prefix: str, own: set[tuple[int, int]],
         skipped.append((shown, "holds a doc-index cache"))
         return []
     subdirs = []
+    parent = prefix.rstrip("/").rpartition("/")[2]
     for entry in reversed(entries):  # popped from the end: walked in name order
         rel = prefix + entry.name
         if entry.is_dir(follow_symlinks=False):
@@ -367,9 +445,9 @@ def _list_directory(fd: int, prefix: str, own: set[tuple[int, int]],
                 to_directory = False
             if to_directory:
                 skipped.append((rel, "symlinked directory not followed"))
-            elif is_doc_path(entry.name):
+            elif _wanted(entry.name, parent):
                 found.append((rel, True))
-        elif is_doc_path(entry.name):
+        elif _wanted(entry.name, parent):
             found.append((rel, False))
     return subdirs
 

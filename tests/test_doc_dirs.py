@@ -39,10 +39,10 @@ def test_a_tracked_build_directory_is_indexed_in_a_work_tree(env: Path) -> None:
     done = run_cli("build", str(repo / "doc"), "--root", str(root))
     assert done.returncode == 0, done.stderr
     assert _indexed(root, "local-proj-doc") == ["build/index.rst", "build/orm/session.rst"]
-    done = run_cli("build", str(repo), "--root", str(root))
+    done = run_cli("build", str(repo), "--root", str(root), "--all")  # (the top: its docs)
     assert done.returncode == 0, done.stderr
-    assert _indexed(root, f"local-{env.name}-proj") == ["dist/notes.md", "doc/build/index.rst",
-                                           "doc/build/orm/session.rst"]
+    assert _indexed(root, f"local-{env.name}-proj-all") == [
+        "dist/notes.md", "doc/build/index.rst", "doc/build/orm/session.rst"]
     assert b"node_modules" not in done.stderr  # ignored by git: never walked, never listed
 
 

@@ -252,14 +252,15 @@ def test_skips_symlinks_submodules_and_big_files(env: Path) -> None:
     git(author, "commit", "-q", "-m", "links")
     git(author, "push", "-q", str(bare), "main")
 
-    report = build_from_git(IndexStore(env / "root"), bare.as_uri(), max_bytes=1000)
+    report = build_from_git(IndexStore(env / "root"), bare.as_uri(), max_bytes=1000,
+                            everything=True)  # (vendor/ is no documentation folder)
     assert report.skipped == [
         ("docs/big.md", f"over the size cap ({len(big)} > 1000 bytes)"),
         ("docs/link.md", "symlink not followed"),
         ("docs/outside.md", "symlink not followed"),
         ("vendor/lib", "submodule not indexed"),
     ]
-    assert "docs/link.md" not in manifest(env / "root" / "acme-widgets")["doc_files"]
+    assert "docs/link.md" not in manifest(env / "root" / "acme-widgets-all")["doc_files"]
 
 
 def test_crlf_and_local_edits_do_not_leak(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -278,8 +279,8 @@ def test_crlf_and_local_edits_do_not_leak(env: Path, monkeypatch: pytest.MonkeyP
     git(author, "add", "docs/guide.md")
     (author / "README.md").write_text("# Dirty\n")
 
-    build_from_git(IndexStore(env / "root"), author.as_uri())
-    cache = env / "root" / f"{env.name}-author"  # owner: the URL's parent directory
+    build_from_git(IndexStore(env / "root"), author.as_uri(), everything=True)
+    cache = env / "root" / f"{env.name}-author-all"  # owner: the URL's parent directory
     m = manifest(cache)
     assert m["commit_hash"] == head
     for path in m["doc_files"]:
@@ -294,8 +295,8 @@ def test_crlf_and_local_edits_do_not_leak(env: Path, monkeypatch: pytest.MonkeyP
     # Same commit built without autocrlf: the same cache.
     (env / "home" / ".gitconfig").write_text("[core]\n\tautocrlf = false\n")
     monkeypatch.setenv("XDG_CACHE_HOME", str(env / "xdg2"))
-    build_from_git(IndexStore(env / "root2"), author.as_uri())
-    assert snapshot(cache) == snapshot(env / "root2" / f"{env.name}-author")
+    build_from_git(IndexStore(env / "root2"), author.as_uri(), everything=True)
+    assert snapshot(cache) == snapshot(env / "root2" / f"{env.name}-author-all")
 
 
 def test_failed_update_leaves_cache_and_clone_alone(env: Path) -> None:
