@@ -176,8 +176,9 @@ def _host_and_path(url: str) -> tuple[str, str] | None:
     if url.startswith("git+"):
         url = url[4:]
     match = _SCP.match(url) if "://" not in url else None
-    if match:
-        return match.group("host").lower(), match.group("path")
+    if match:  # ``git@host:o/r``; a host has a dot (``gist:id`` is npm's shorthand)
+        host = match.group("host").lower()
+        return (host, "/" + match.group("path").lstrip("/")) if "." in host else None
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https", "git", "ssh") or not parts.hostname:
         return None

@@ -149,7 +149,8 @@ class _Server:
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,),
+                                        daemon=True)
 
     def __enter__(self):  # type: ignore[no-untyped-def]
         self._thread.start()
