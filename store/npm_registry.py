@@ -236,9 +236,9 @@ def find_npm_tarball(config: NpmConfig, name: str, version: str, fetcher: Fetche
     try:
         document = json.loads(page.body)
     except (ValueError, RecursionError) as exc:
-        raise PackageError(f"{url}: the registry's JSON does not parse ({exc})") from None
+        raise PackageError(f"{shown(url)}: the registry's JSON does not parse ({exc})") from None
     if not isinstance(document, dict) or document.get("name") not in (None, name):
-        raise PackageError(f"{url}: the registry answered for another package")
+        raise PackageError(f"{shown(url)}: the registry answered for another package")
     versions = document.get("versions") if isinstance(document.get("versions"), dict) else {}
     wanted = clean_version(version)
     entry = versions.get(wanted)
@@ -246,7 +246,7 @@ def find_npm_tarball(config: NpmConfig, name: str, version: str, fetcher: Fetche
         tags = document.get("dist-tags")
         latest = tags.get("latest") if isinstance(tags, dict) else None
         hint = f" (latest is {latest})" if isinstance(latest, str) else ""
-        raise PackageError(f"{shown(registry)} has no {name}@{wanted}{hint}", "usage")
+        raise PackageError(f"no version {wanted} of {name} on {shown(registry)}{hint}", "usage")
     dist = entry["dist"]
     tarball = dist.get("tarball")
     if not isinstance(tarball, str) or not tarball:

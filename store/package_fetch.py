@@ -105,7 +105,13 @@ def digests_from_sri(integrity: object) -> list[Digest]:
 
 
 def shown(url: str) -> str:
-    """``url`` as it may be printed or recorded: no user info, no query."""
+    """``url`` as it may be printed or recorded: no user info, no query or fragment, and
+    an ``@`` in its path written ``%40`` (npm's ``/@scope/pkg/-/...``), so that ``redact``
+    does not take ``host:port/@scope`` for a password and mangle the host."""
+    parts = urlsplit(url)
+    if parts.scheme and parts.netloc:
+        host = parts.netloc.rpartition("@")[2]
+        url = urlunsplit((parts.scheme, host, parts.path.replace("@", "%40"), "", ""))
     return redact(url)
 
 
@@ -163,10 +169,10 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
         old, new = urlsplit(req.full_url).scheme.lower(), urlsplit(newurl).scheme.lower()
         if new not in ("http", "https"):
-            raise PackageError(f"{req.full_url} redirects to a {new or 'schemeless'} URL; "
+            raise PackageError(f"{shown(req.full_url)} redirects to a {new or 'schemeless'} URL; "
                                "only http and https are followed")
         if old == "https" and new == "http":
-            raise PackageError(f"{req.full_url} redirects from https to http: refused")
+            raise PackageError(f"{shown(req.full_url)} redirects from https to http: refused")
         request = super().redirect_request(req, fp, code, msg, headers, newurl)
         if request is not None:
             clean, embedded = split_credentials(request.full_url)
@@ -205,12 +211,12 @@ class Fetcher:
         elif scheme in ("http", "https"):
             fetched = self._get_http(url, max_bytes, accept)
         else:
-            raise PackageError(f"refusing to fetch {url}: only http(s) URLs"
+            raise PackageError(f"refusing to fetch {shown(url)}: only http(s) URLs"
                                + (" and file URLs of a file index" if allow_file else "")
                                + " are read")
         if digest is not None and not digest.matches(fetched.body):
             actual = hashlib.new(digest.algorithm, fetched.body).hexdigest()
-            raise PackageError(f"{url}: {digest.algorithm} {actual} is not the published "
+            raise PackageError(f"{shown(url)}: {digest.algorithm} {actual} is not the published "
                                f"{digest.hex}; the archive is not used")
         return fetched
 
@@ -228,20 +234,20 @@ class Fetcher:
                 return self._read_response(response, url, max_bytes, started)
         except urllib.error.HTTPError as exc:
             if exc.code in (404, 410):
-                raise NotFound(f"{url}: HTTP {exc.code}") from None
-            raise PackageError(f"{url}: HTTP {exc.code} {exc.reason}") from None
+                raise NotFound(f"{shown(url)}: HTTP {exc.code}") from None
+            raise PackageError(f"{shown(url)}: HTTP {exc.code} {exc.reason}") from None
         except urllib.error.URLError as exc:
-            raise PackageError(f"cannot reach {url}: {exc.reason}") from None
+            raise PackageError(f"cannot reach {shown(url)}: {exc.reason}") from None
         except TimeoutError:
-            raise PackageError(f"{url}: no answer within {self.timeout:g} s") from None
+            raise PackageError(f"{shown(url)}: no answer within {self.timeout:g} s") from None
         except (OSError, ValueError) as exc:  # http.client errors, a broken connection
-            raise PackageError(f"{url}: {type(exc).__name__}: {exc}") from None
+            raise PackageError(f"{shown(url)}: {type(exc).__name__}: {exc}") from None
 
     def _read_response(self, response, url: str, max_bytes: int,  # type: ignore[no-untyped-def]
                        started: float) -> Fetched:
         length = response.headers.get("Content-Length")
         if length and length.strip().isdigit() and int(length) > max_bytes:
-            raise PackageError(f"{url}: {int(length)} bytes, over the {max_bytes}-byte cap")
+            raise PackageError(f"{shown(url)}: {int(length)} bytes, over the {max_bytes}-byte cap")
         chunks, size = [], 0
         while True:
             chunk = response.read(_CHUNK)
@@ -249,9 +255,9 @@ class Fetcher:
                 break
             size += len(chunk)
             if size > max_bytes:
-                raise PackageError(f"{url}: over the {max_bytes}-byte cap")
+                raise PackageError(f"{shown(url)}: over the {max_bytes}-byte cap")
             if time.monotonic() - started > self.deadline:
-                raise PackageError(f"{url}: not read within {self.deadline:g} s")
+                raise PackageError(f"{shown(url)}: not read within {self.deadline:g} s")
             chunks.append(chunk)
         content_type = response.headers.get_content_type() or ""
         return Fetched(response.geturl(), content_type.lower(), b"".join(chunks))
@@ -261,7 +267,7 @@ def file_path(url: str) -> str:
     """The local path of a ``file:`` URL (host empty or ``localhost``)."""
     parts = urlsplit(url)
     if parts.netloc not in ("", "localhost"):
-        raise PackageError(f"{url}: a file URL on another host is not read")
+        raise PackageError(f"{shown(url)}: a file URL on another host is not read")
     return urllib.request.url2pathname(parts.path)
 
 
@@ -273,18 +279,18 @@ def _read_file(url: str, max_bytes: int) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise NotFound(f"{url}: no such file") from None
+        raise NotFound(f"{shown(url)}: no such file") from None
     except OSError as exc:
-        raise PackageError(f"{url}: {exc.strerror}") from None
+        raise PackageError(f"{shown(url)}: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise PackageError(f"{url}: not a regular file")
+            raise PackageError(f"{shown(url)}: not a regular file")
         if info.st_size > max_bytes:
-            raise PackageError(f"{url}: {info.st_size} bytes, over the {max_bytes}-byte cap")
+            raise PackageError(f"{shown(url)}: {info.st_size} bytes, over the {max_bytes}-byte cap")
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise PackageError(f"{url}: over the {max_bytes}-byte cap")
+        raise PackageError(f"{shown(url)}: over the {max_bytes}-byte cap")
     return data
 
 
@@ -328,7 +334,7 @@ def download(artifact: Artifact, fetcher: Fetcher, *,
     own directory); from a remote index it is refused."""
     local = urlsplit(artifact.index).scheme.lower() == "file"
     if artifact.digest is None and not local:
-        raise PackageError(f"{artifact.index} publishes no usable hash for "
+        raise PackageError(f"{shown(artifact.index)} publishes no usable hash for "
                            f"{artifact.filename}; doc-index reads verified archives only")
     return fetcher.get(artifact.url, max_bytes=max_bytes, digest=artifact.digest,
                        allow_file=local).body

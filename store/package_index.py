@@ -425,11 +425,11 @@ def parse_simple_json(body: bytes, page_url: str) -> list[IndexFile]:
     try:
         data = json.loads(body)
     except (ValueError, RecursionError) as exc:
-        raise PackageError(f"{page_url}: the index's JSON does not parse ({exc})") from None
+        raise PackageError(f"{shown(page_url)}: the index's JSON does not parse ({exc})") from None
     meta = data.get("meta") if isinstance(data, dict) else None
     version = str(meta.get("api-version", "")) if isinstance(meta, dict) else ""
     if not version.startswith("1."):
-        raise PackageError(f"{page_url}: simple API version {version or '?'} is not 1.x")
+        raise PackageError(f"{shown(page_url)}: simple API version {version or '?'} is not 1.x")
     files = []
     for entry in data.get("files") or []:
         if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
