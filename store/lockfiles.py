@@ -33,6 +33,7 @@ Output is deterministic: pins sorted by ecosystem, name and version.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
@@ -428,7 +429,7 @@ class _Requirements:
         if resolved in self.seen:
             return
         if not resolved.is_relative_to(reading.root):
-            reading.warn(f"{path}: outside the project, not read")
+            reading.warn(f"{os.path.normpath(path)}: outside the project, not read")
             return
         if depth > MAX_INCLUDE_DEPTH or len(self.seen) >= MAX_REQUIREMENT_FILES:
             reading.warn(f"{reading.rel(path)}: includes nest too deep or too many, not read")
@@ -570,6 +571,8 @@ def _package_lock_v2(packages: dict[str, Any], reading: _Reading,
             entry = _dict(entry)
             direct_by_folder[key] = {n for s in _npm_sections(reading.dev)
                                      for n in _dict(entry.get(s))}
+    # workspaces' dependencies are hoisted to the root's node_modules
+    hoisted = set().union(*direct_by_folder.values()) if direct_by_folder else set()
     for key, entry in packages.items():
         entry = _dict(entry)
         if "node_modules/" not in key or entry.get("link"):
@@ -577,7 +580,8 @@ def _package_lock_v2(packages: dict[str, Any], reading: _Reading,
         folder, _, alias = key.rpartition("node_modules/")
         name = _str(entry.get("name")) or alias
         version = _str(entry.get("version"))
-        direct = alias in direct_by_folder.get(folder.rstrip("/"), set())
+        folder = folder.rstrip("/")
+        direct = alias in (hoisted if folder == "" else direct_by_folder.get(folder, set()))
         resolved = _str(entry.get("resolved"))
         if version is None or not _is_registry_url(resolved):
             yield _elsewhere(NPM, name, direct)
@@ -660,6 +664,8 @@ def _pnpm_lock(doc: dict[str, Any], reading: _Reading) -> Iterator[_Locked]:
                 version = _pnpm_version(value)
                 if version is None:
                     continue
+                if major < 6:
+                    version = version.split("_", 1)[0]  # 5.x peer suffix
                 if version.startswith("/"):  # 5.x/6.x: an alias or another registry
                     found = _pnpm_key(version, major)
                 elif "@" in version[1:]:  # 9.x: an alias, ``real@1.0.0``
