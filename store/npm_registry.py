@@ -53,12 +53,13 @@ _ENV_REF = re.compile(r"(\\*)\$\{([^${}?]+)(\?)?\}")
 
 
 class NpmConfig(NamedTuple):
-    """The default registry, the scopes' registries and the registry credentials
-    (``(nerf dart, Authorization value)``: never printed)."""
+    """The default registry, the scopes' registries, the registry credentials
+    (``(nerf dart, Authorization value)``: never printed) and the CA bundle."""
 
     registry: str
     scopes: tuple[tuple[str, str], ...] = ()
     auth: tuple[tuple[str, str], ...] = ()
+    cafile: str | None = None  # npm's ``cafile``, for ``Fetcher(cafile=...)``
 
     def registry_for(self, name: str) -> str:
         """The registry of ``name``: its scope's (``@scope:registry``) or the default."""
@@ -186,7 +187,8 @@ def _config_of(settings: Mapping[str, str]) -> NpmConfig:
                 continue
             pair = value.encode() + b":" + password
             auth.setdefault(dart, "Basic " + base64.b64encode(pair).decode("ascii"))
-    return NpmConfig(registry, tuple(scopes), tuple(sorted(auth.items())))
+    return NpmConfig(registry, tuple(scopes), tuple(sorted(auth.items())),
+                     settings.get("cafile") or None)
 
 
 def _registry_url(url: str) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import ssl
 import stat
 import time
 import urllib.error
@@ -190,13 +191,16 @@ class Fetcher:
     the ecosystem's configuration (credentials never appear in URLs sent or printed)."""
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT, deadline: float = DEFAULT_DEADLINE,
-                 authorize: Authorizer = _no_authorization) -> None:
+                 authorize: Authorizer = _no_authorization, cafile: str | None = None) -> None:
         self.timeout = timeout
         self.deadline = deadline
         self._authorize = authorize
         self._opener = urllib.request.OpenerDirector()
+        # The installer's own CA bundle (pip's ``cert``, npm's ``cafile``): a private
+        # index behind a corporate CA verifies as it does for pip and npm.
+        context = ssl.create_default_context(cafile=cafile) if cafile else None
         for handler in (urllib.request.ProxyHandler(), urllib.request.HTTPHandler(),
-                        urllib.request.HTTPSHandler(), _Redirects(authorize),
+                        urllib.request.HTTPSHandler(context=context), _Redirects(authorize),
                         urllib.request.HTTPDefaultErrorHandler(),
                         urllib.request.HTTPErrorProcessor()):
             self._opener.add_handler(handler)

@@ -89,10 +89,13 @@ class IndexLocation(NamedTuple):
 
 
 class PypiConfig(NamedTuple):
-    """The installer whose configuration was read and its locations in search order."""
+    """The installer whose configuration was read, its locations in search order and the
+    CA bundle it verifies HTTPS with (pip's ``cert``, ``SSL_CERT_FILE`` for uv; None: the
+    system's), for ``Fetcher(cafile=...)``."""
 
     installer: str
     locations: tuple[IndexLocation, ...]
+    cafile: str | None = None
 
 
 # --- configuration ---------------------------------------------------------------------
@@ -119,9 +122,10 @@ def _read_text(path: Path, what: str) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def pip_config_files(env: Mapping[str, str], home: Path,
-                     platform: str = sys.platform) -> list[tuple[str, Path]]:
-    """pip's configuration files in the order pip loads them (a later one wins)."""
+def pip_config_files(env: Mapping[str, str], home: Path, platform: str = sys.platform,
+                     etc: Path = Path("/etc")) -> list[tuple[str, Path]]:
+    """pip's configuration files in the order pip loads them (a later one wins); ``etc``
+    is the system folder (a parameter for tests)."""
     env_file = env.get("PIP_CONFIG_FILE")
     if env_file == os.devnull:
         return []
@@ -138,7 +142,7 @@ def pip_config_files(env: Mapping[str, str], home: Path,
         else:
             dirs = env.get("XDG_CONFIG_DIRS") or "/etc/xdg"
             files += [("global", Path(d) / "pip" / "pip.conf") for d in dirs.split(":") if d]
-        files.append(("global", Path("/etc/pip.conf")))
+        files.append(("global", etc / "pip.conf"))
         config_home = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
         user = [home / ".pip" / "pip.conf", config_home / "pip" / "pip.conf"]
         if platform == "darwin":
@@ -177,18 +181,19 @@ def _pip_file_settings(path: Path) -> dict[str, str]:
 
 
 def pip_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,
-               platform: str = sys.platform) -> PypiConfig:
+               platform: str = sys.platform, etc: Path = Path("/etc")) -> PypiConfig:
     """pip's locations: index-url (default PyPI), extra-index-urls, find-links."""
     env = os.environ if env is None else env
     home = Path.home() if home is None else home
     settings: dict[str, tuple[str, str]] = {}
-    for _kind, path in pip_config_files(env, home, platform):
+    for _kind, path in pip_config_files(env, home, platform, etc):
         for key, value in _pip_file_settings(path).items():
             settings[key] = (value, str(path))
     for name, value in env.items():
         if name.startswith("PIP_"):
             settings[_pip_key(name[4:])] = (value, name)
-    return PypiConfig("pip", _pip_locations(settings))
+    cert = settings.get("cert", ("", ""))[0].strip() or None
+    return PypiConfig("pip", _pip_locations(settings), cert)
 
 
 def _pip_locations(settings: Mapping[str, tuple[str, str]]) -> tuple[IndexLocation, ...]:
@@ -226,8 +231,8 @@ def _uv_env_index(entry: str) -> str:
     return url if sep and "://" not in name and "/" not in name else entry
 
 
-def _uv_config_tables(env: Mapping[str, str], home: Path,
-                      project: Path | None) -> list[tuple[dict[str, Any], str]]:
+def _uv_config_tables(env: Mapping[str, str], home: Path, project: Path | None,
+                      etc: Path) -> list[tuple[dict[str, Any], str]]:
     """uv's settings tables, the first one winning: UV_CONFIG_FILE, else the project's,
     the user's and the system's files."""
     if env.get("UV_NO_CONFIG"):
@@ -244,7 +249,7 @@ def _uv_config_tables(env: Mapping[str, str], home: Path,
         candidates.append((config_home / "uv" / "uv.toml", False))
         dirs = env.get("XDG_CONFIG_DIRS") or "/etc/xdg"
         candidates += [(Path(d) / "uv" / "uv.toml", False) for d in dirs.split(":") if d]
-        candidates.append((Path("/etc/uv/uv.toml"), False))
+        candidates.append((etc / "uv" / "uv.toml", False))
     tables = []
     for path, in_pyproject in candidates:
         table = _toml_table(path, "uv configuration")
@@ -274,7 +279,7 @@ def _str_list(value: object) -> list[str]:
 
 
 def uv_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,
-              project: Path | None = None) -> PypiConfig:
+              project: Path | None = None, etc: Path = Path("/etc")) -> PypiConfig:
     """uv's locations in uv's priority: explicit indexes first, the default index last."""
     env = os.environ if env is None else env
     home = Path.home() if home is None else home
@@ -292,13 +297,14 @@ def uv_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,
         if entry.strip():
             flat.append(IndexLocation(_as_url(entry), "UV_FIND_LINKS", flat=True))
     no_index = env.get("UV_NO_INDEX", "").strip().lower() in _TRUE
-    for table, origin in _uv_config_tables(env, home, project):
+    for table, origin in _uv_config_tables(env, home, project, etc):
         default = _uv_file_locations(table, origin, extra, flat, default)
         no_index = no_index or table.get("no-index") is True
+    cafile = env.get("SSL_CERT_FILE") or None
     if no_index:
-        return PypiConfig("uv", _unique(flat))
+        return PypiConfig("uv", _unique(flat), cafile)
     return PypiConfig("uv", _unique([*extra, default or IndexLocation(PYPI_SIMPLE, "default"),
-                                     *flat]))
+                                     *flat]), cafile)
 
 
 def _uv_file_locations(table: dict[str, Any], origin: str, extra: list[IndexLocation],
@@ -339,16 +345,17 @@ def uses_uv(env: Mapping[str, str], project: Path | None) -> bool:
 
 
 def pypi_config(env: Mapping[str, str] | None = None, *, installer: str = "auto",
-                project: Path | None = None, home: Path | None = None) -> PypiConfig:
+                project: Path | None = None, home: Path | None = None,
+                etc: Path = Path("/etc")) -> PypiConfig:
     """The locations of the user's installer: ``installer`` is ``pip``, ``uv`` or
     ``auto`` (uv when ``uses_uv``)."""
     env = os.environ if env is None else env
     if installer == "auto":
         installer = "uv" if uses_uv(env, project) else "pip"
     if installer == "uv":
-        return uv_config(env, home=home, project=project)
+        return uv_config(env, home=home, project=project, etc=etc)
     if installer == "pip":
-        return pip_config(env, home=home)
+        return pip_config(env, home=home, etc=etc)
     raise PackageError(f"unknown installer {installer!r}: pip, uv or auto", "usage")
 
 

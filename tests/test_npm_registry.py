@@ -55,7 +55,7 @@ def test_npm_config_precedence_scopes_and_auth(tmp_path: Path) -> None:
     assert config == NpmConfig(
         "https://project.example/", (("@corp", "https://corp.example/npm/"),),
         (("//corp.example/", "Basic dXNlcjpwYXNz"), ("//corp.example/npm/", "Bearer tok"),
-         ("//other.example/", "Basic bWU6c2VjcmV0")))
+         ("//other.example/", "Basic bWU6c2VjcmV0")), None)
     assert config.registry_for("@corp/x") == "https://corp.example/npm/"
     assert config.registry_for("@other/x") == config.registry_for("x") == config.registry
     assert config.authorize("https://corp.example/npm/@corp%2fx") == "Bearer tok"

@@ -39,7 +39,7 @@ def _write(path: Path, text: str) -> Path:
 def test_pip_config_files_order(tmp_path: Path) -> None:
     env = {"XDG_CONFIG_DIRS": f"{tmp_path}/xdg1:{tmp_path}/xdg2",
            "XDG_CONFIG_HOME": f"{tmp_path}/config", "VIRTUAL_ENV": f"{tmp_path}/venv"}
-    files = pip_config_files(env, tmp_path / "home", "linux")
+    files = pip_config_files(env, tmp_path / "home", "linux", Path("/etc"))
     assert [(k, str(p.relative_to(tmp_path)) if p.is_relative_to(tmp_path) else str(p))
             for k, p in files] == [
         ("global", "xdg1/pip/pip.conf"), ("global", "xdg2/pip/pip.conf"),
@@ -62,27 +62,28 @@ def test_pip_config_later_places_win_and_env_beats_files(tmp_path: Path) -> None
            "find-links = /srv/wheels\n")
     env = {"XDG_CONFIG_DIRS": str(tmp_path / "xdg"), "XDG_CONFIG_HOME": str(home / ".config")}
     user_conf = str(home / ".config/pip/pip.conf")
-    assert pip_config(env, home=home, platform="linux") == PypiConfig("pip", (
+    assert pip_config(env, home=home, platform="linux", etc=tmp_path) == PypiConfig("pip", (
         IndexLocation("https://user.example/simple", user_conf),
         IndexLocation("https://e1.example/simple", user_conf),
         IndexLocation("file:///srv/idx", user_conf),
         IndexLocation("file:///srv/wheels", user_conf, flat=True)))
+    assert pip_config({**env, "PIP_CERT": "/ca.pem"}, home=home, etc=tmp_path).cafile == "/ca.pem"
     env["PIP_INDEX_URL"] = "https://me:s3cret@private.example/simple/"
     env["PIP_EXTRA_INDEX_URL"] = ""
-    assert pip_config(env, home=home, platform="linux").locations[:2] == (
+    assert pip_config(env, home=home, platform="linux", etc=tmp_path).locations[:2] == (
         IndexLocation("https://me:s3cret@private.example/simple/", "PIP_INDEX_URL"),
         IndexLocation("file:///srv/wheels", user_conf, flat=True))
     env["PIP_NO_INDEX"] = "yes"
-    assert pip_config(env, home=home, platform="linux").locations == (
+    assert pip_config(env, home=home, platform="linux", etc=tmp_path).locations == (
         IndexLocation("file:///srv/wheels", user_conf, flat=True),)
 
 
 def test_pip_config_defaults_and_errors(tmp_path: Path) -> None:
-    assert pip_config({"PIP_CONFIG_FILE": os.devnull}, home=tmp_path).locations == (
+    assert pip_config({"PIP_CONFIG_FILE": os.devnull}, home=tmp_path, etc=tmp_path).locations == (
         IndexLocation(PYPI_SIMPLE, "default"),)
     bad = _write(tmp_path / "bad.conf", "[global]\nindex-url = a\nindex-url = b\n")
     with pytest.raises(PackageError, match="pip configuration .*bad.conf does not parse"):
-        pip_config({"PIP_CONFIG_FILE": str(bad)}, home=tmp_path)
+        pip_config({"PIP_CONFIG_FILE": str(bad)}, home=tmp_path, etc=tmp_path)
 
 
 def test_uv_config_env_and_files(tmp_path: Path) -> None:
@@ -106,7 +107,7 @@ format = "flat"
 """)
     origin = str(project / "pyproject.toml")
     env = {"XDG_CONFIG_HOME": str(home / ".config"), "XDG_CONFIG_DIRS": str(tmp_path / "none")}
-    assert uv_config(env, home=home, project=project) == PypiConfig("uv", (
+    assert uv_config(env, home=home, project=project, etc=tmp_path) == PypiConfig("uv", (
         IndexLocation("https://internal.example/simple", origin),
         IndexLocation("https://extra.example/simple", origin),
         IndexLocation("https://mirror.example/simple", origin),
@@ -116,21 +117,22 @@ format = "flat"
                UV_INDEX_URL="https://legacy-default.example/simple",
                UV_DEFAULT_INDEX="https://default.example/simple",
                UV_FIND_LINKS="/srv/a,/srv/b")
-    assert [(loc.url, loc.origin) for loc in uv_config(env, home=home, project=project)
-            .locations] == [
+    found = uv_config(env, home=home, project=project, etc=tmp_path).locations
+    assert [(loc.url, loc.origin) for loc in found] == [
         ("https://corp.example/simple", "UV_INDEX"), ("https://two.example/simple", "UV_INDEX"),
         ("https://old.example/simple", "UV_EXTRA_INDEX_URL"),
         ("https://internal.example/simple", origin), ("https://extra.example/simple", origin),
         ("https://default.example/simple", "UV_DEFAULT_INDEX"),
         ("file:///srv/a", "UV_FIND_LINKS"), ("file:///srv/b", "UV_FIND_LINKS"),
         ("file:///srv/flat", origin)]
-    assert uv_config({"UV_NO_CONFIG": "1"}, home=home, project=project).locations == (
+    assert uv_config({"UV_NO_CONFIG": "1"}, home=home, project=project, etc=tmp_path).locations == (
         IndexLocation(PYPI_SIMPLE, "default"),)
 
 
 def test_auto_installer(tmp_path: Path) -> None:
     empty = {"PIP_CONFIG_FILE": os.devnull, "UV_NO_CONFIG": "1"}
-    assert pypi_config(empty, project=tmp_path, home=tmp_path).installer == "pip"
+    assert pypi_config(empty, project=tmp_path, home=tmp_path, etc=tmp_path) == PypiConfig(
+        "pip", (IndexLocation(PYPI_SIMPLE, "default"),))
     (tmp_path / "uv.lock").write_text("version = 1\n")
     assert pypi_config(empty, project=tmp_path, home=tmp_path).installer == "uv"
     assert pypi_config({**empty, "UV_INDEX_URL": "https://x/simple"},
