@@ -117,6 +117,18 @@ def test_member_count_cap_refuses_the_archive() -> None:
         read_archive(zipped, "p.zip", limits=SMALL)
 
 
+def test_zip_entries_are_counted_before_zipfile_parses_them(monkeypatch) -> None:  # noqa: ANN001
+    from doc_index.store import archives
+
+    def never(*args: object) -> None:
+        raise AssertionError("zipfile parsed a central directory over the member cap")
+
+    zipped = zip_archive([(f"p/{i}.md", "", 0) for i in range(21)])
+    monkeypatch.setattr(archives.zipfile, "ZipFile", never)
+    with pytest.raises(ArchiveError, match="holds more than 20 members: not read"):
+        read_archive(zipped, "p.zip", limits=SMALL)
+
+
 def test_default_member_cap_holds_for_a_huge_member_count() -> None:
     folder = tarfile.TarInfo("p/d")
     folder.type = tarfile.DIRTYPE

@@ -426,7 +426,7 @@ def test_two_lockfiles_merge_and_two_versions_warn(tmp_path: Path) -> None:
 def test_hostile_lockfiles_are_warnings_not_crashes(tmp_path: Path) -> None:
     write_tree(tmp_path, {
         "package.json": "[" * 100_000,
-        "pnpm-lock.yaml": "packages: !!python/object/apply:os.system ['touch pwned']\n",
+        "pnpm-lock.yaml": f"packages: !!python/object/apply:os.system ['touch {tmp_path}/pwned']\n",
         # a self-referencing alias is built as one shared list, walked by nobody
         "yarn.lock": "__metadata:\n  version: 8\n" + "a: &a [" + "*a, " * 10 + "]\n",
         "uv.lock": "a = " + "[" * 100_000 + "\n",
