@@ -21,6 +21,23 @@ _MYST_INFO = re.compile(r"\{([A-Za-z][\w:+-]*)\}(?:[ \t]+(.*)|[ \t]*)")
 RST_LITERAL = {"code-block", "code", "sourcecode", "highlight", "doctest", "testcode",
                "testoutput", "raw", "math", "productionlist", "parsed-literal", "csv-table",
                "literalinclude", "graphviz", "mermaid", "uml", "ipython", "jupyter-execute"}
+# RST directives known to show their content as part of the page (admonitions,
+# containers, tabs, object descriptions): directives are looked for inside them. The
+# content of any other directive is left alone, like a literal block: a project's own
+# directive may hide it (SQLAlchemy's ``changelog_imports`` includes every older
+# changelog only to read it).
+RST_CONTAINERS = {
+    "note", "warning", "tip", "hint", "important", "caution", "danger", "error",
+    "attention", "admonition", "seealso", "versionadded", "versionchanged", "deprecated",
+    "versionremoved", "topic", "sidebar", "container", "only", "ifconfig", "tab", "tabs",
+    "group-tab", "tab-set", "tab-item", "rst-class", "cssclass", "compound", "glossary",
+    "hlist", "list-table", "table", "figure", "epigraph", "highlights", "pull-quote",
+    "class", "dropdown", "card", "grid", "grid-item", "grid-item-card", "details",
+    "todo", "centered", "function", "method", "attribute", "data", "exception", "module",
+    "decorator", "classmethod", "staticmethod", "property", "describe", "object",
+    "envvar", "program", "option", "confval", "automodule", "autoclass", "autoexception",
+    "autofunction", "automethod", "autoattribute", "autodata", "autoproperty",
+}
 # MyST directives whose body is code or another language, not Markdown.
 MYST_CODE = {"code-block", "code", "sourcecode", "code-cell", "math", "raw", "mermaid",
              "eval-rst", "literalinclude", "include", "csv-table", "graphviz"}
@@ -102,10 +119,10 @@ def _rst_block(lines: list[str], start: int, name: str, argument: str) -> Direct
 
 
 def rst_directives(lines: list[str], names: set[str] | frozenset[str]) -> Iterator[Directive]:
-    """The directives named in ``names`` (and every ``currentmodule``/``module``-like
-    name given there), in order, outside literal blocks and comments. Directives with
-    other names are looked into: their content is RST too (a ``note`` may hold an
-    ``include``), except the literal ones (``code-block``...)."""
+    """The directives named in ``names``, in order, outside literal blocks and
+    comments. The content of the directives of ``RST_CONTAINERS`` and of domain
+    directives (``py:function``...) is looked into (a ``note`` may hold an
+    ``include``); the content of any other directive is skipped."""
     literal_indent: int | None = None
     index = 0
     while index < len(lines):
@@ -122,8 +139,9 @@ def rst_directives(lines: list[str], names: set[str] | frozenset[str]) -> Iterat
             index = block.end
             continue
         if match:
-            bare = match.group(2).rsplit(":", 1)[-1]
-            if bare in RST_LITERAL:
+            name = match.group(2)
+            if (":" not in name or name.rsplit(":", 1)[-1] in RST_LITERAL) \
+                    and name not in RST_CONTAINERS:
                 literal_indent = indent_of(line)
         elif line.lstrip().startswith("..") and (line.strip() == ".." or
                                                  line.lstrip()[2:3] in (" ", "\t")):
@@ -224,5 +242,6 @@ def _myst_options(body: list[str]) -> tuple[dict[str, str], list[str]]:
     return options, body[index:]
 
 
-__all__ = ["Directive", "MYST_CODE", "RST_LITERAL", "indent_of", "markdown_code_mask",
+__all__ = ["Directive", "MYST_CODE", "RST_CONTAINERS", "RST_LITERAL", "indent_of",
+           "markdown_code_mask",
            "myst_directives", "rst_directives"]

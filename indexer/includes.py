@@ -92,6 +92,8 @@ class SourceLine(NamedTuple):
     text: str
     file: str
     line: int
+    last: int = 0  # the last line of the origin when the line stands for several
+    mark: int = -1  # the documented object (autodoc) the line belongs to
 
 
 def sha256_hex(data: bytes) -> str:
@@ -132,13 +134,13 @@ def expand_include_lines(lines: list[SourceLine], page: str, read: Reader, *,
                          snippet_bases: Iterable[str] | None = None,
                          forms: Iterable[str] = FORMS, limits: IncludeLimits = DEFAULT_LIMITS,
                          hasher: Callable[[bytes], str] = sha256_hex,
-                         ) -> tuple[list[SourceLine], list[Dependency], list[str]]:
+                         ) -> tuple[list[SourceLine], list[Dependency], list[str], int]:
     """:func:`expand_includes` on lines, for a caller that expands more (autodoc):
-    (lines, dependencies, notes)."""
+    (lines, dependencies, notes, number of include directives met)."""
     expander = _Expander(read, docs_root, config_dir, snippet_bases, frozenset(forms),
                          limits, hasher, page)
     out = expander.expand(lines, syntax or syntax_of(page), 0, (page,))
-    return out, list(expander.dependencies.values()), expander.notes
+    return out, list(expander.dependencies.values()), expander.notes, expander.count
 
 
 def _result(lines: list[SourceLine], expander: _Expander) -> Expanded:
@@ -149,18 +151,23 @@ def build_expanded(lines: list[SourceLine], dependencies: Iterable[Dependency],
                    notes: Iterable[str]) -> Expanded:
     """The text of ``lines`` joined by ``\n`` and its span map (byte offsets)."""
     text = "\n".join(line.text for line in lines)
-    spans: list[Span] = []
+    spans: list[list] = []  # [start, end, file, first, last], made Spans at the end
     offset = 0
+    count = len(lines)
     for index, line in enumerate(lines):
-        size = len(line.text.encode("utf-8")) + (1 if index + 1 < len(lines) else 0)
+        size = len(line.text.encode("utf-8")) + (1 if index + 1 < count else 0)
         last = spans[-1] if spans else None
-        if last and last.file == line.file and last.end == offset \
-                and line.line in (last.last_line, last.last_line + 1):
-            spans[-1] = last._replace(end=offset + size, last_line=line.line)
+        line_last = line.last if line.last > line.line else line.line
+        if last and last[2] == line.file and last[1] == offset \
+                and last[3] <= line.line <= last[4] + 1:
+            last[1] = offset + size
+            if line_last > last[4]:
+                last[4] = line_last
         elif size:
-            spans.append(Span(offset, offset + size, line.file, line.line, line.line))
+            spans.append([offset, offset + size, line.file, line.line, line_last])
         offset += size
-    return Expanded(text, tuple(spans), tuple(dependencies), tuple(notes))
+    return Expanded(text, tuple(Span(*s) for s in spans), tuple(dependencies),
+                    tuple(notes))
 
 
 class _Target(NamedTuple):

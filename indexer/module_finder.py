@@ -309,11 +309,18 @@ def search_roots(conf: SphinxConf | None = None, files: Iterable[str] | None = N
 # -- resolving names ----------------------------------------------------------------------
 
 class ModuleFinder:
-    """Resolves dotted names to files and objects; caches what it reads."""
+    """Resolves dotted names to files and objects; caches what it reads, so one finder
+    serves a whole build. ``touched`` collects every path looked at (read or not found,
+    cached or not) since it was last cleared, with its hash: a page's dependencies."""
 
     def __init__(self, read: Reader, roots: Sequence[str] = DEFAULT_ROOTS, *,
-                 outside: Sequence[str] = (), max_files: int = MAX_FILES_READ) -> None:
+                 outside: Sequence[str] = (), max_files: int = MAX_FILES_READ,
+                 hasher: Callable[[bytes], str] | None = None) -> None:
         self.read = read
+        self.hasher = hasher
+        self.hashes: dict[str, str | None] = {}  # path -> hash, None: not found
+        self.probes: dict[str, tuple[str, ...]] = {}  # module -> paths looked at
+        self.touched: dict[str, str | None] = {}
         self.roots = tuple(r for r in roots if r == "" or path_problem(r) is None)
         self.outside = tuple(outside)
         self.max_files = max_files
@@ -322,31 +329,64 @@ class ModuleFinder:
         self.infos: dict[str, ModuleInfo] = {}
 
     def module_file(self, module: str) -> str | None:
-        """The file of module ``module`` (package ``__init__.py`` before ``x.py``)."""
+        """The file of module ``module``, found as Python's import finds it: the top
+        package in the first root that has it, each submodule inside its parent
+        package's folders only (``__init__.py`` before ``x.py``; a folder without
+        ``__init__.py`` is a namespace package)."""
         if module in self.module_files:
+            for path in self.probes[module]:
+                self.touch(path)
             return self.module_files[module]
+        parent, _, last = module.rpartition(".")
         found = None
-        parts = module.split(".")
-        if all(p.isidentifier() for p in parts):
-            for root in self.roots:
-                base = "/".join([root, *parts]) if root else "/".join(parts)
-                for candidate in (base + "/__init__.py", base + ".py"):
-                    if path_problem(candidate) is None and self.info(candidate) is not None:
-                        found = candidate
-                        break
+        probes: list[str] = []
+        if last.isidentifier():
+            folders = self.package_dirs(parent) if parent else self.roots
+            for folder in folders:
+                found = self.first_file(folder, last, probes)
                 if found:
                     break
         self.module_files[module] = found
+        self.probes[module] = tuple(probes)
         return found
+
+    def touch(self, path: str) -> None:
+        self.touched[path] = self.hashes.get(path)
+
+    def package_dirs(self, package: str) -> list[str]:
+        """The folders submodules of ``package`` are looked for in."""
+        path = self.module_file(package)
+        if path is not None:
+            return [posixpath.dirname(path)] if path.endswith("__init__.py") else []
+        parent, _, last = package.rpartition(".")
+        if not last.isidentifier():
+            return []
+        folders = self.package_dirs(parent) if parent else list(self.roots)
+        return [f"{folder}/{last}" if folder else last for folder in folders]
+
+    def first_file(self, folder: str, name: str, probes: list[str]) -> str | None:
+        base = f"{folder}/{name}" if folder else name
+        for candidate in (base + "/__init__.py", base + ".py"):
+            if path_problem(candidate) is not None:
+                continue
+            probes.append(candidate)
+            if self.info(candidate) is not None:
+                return candidate
+        return None
 
     def info(self, path: str) -> ModuleInfo | None:
         """The parsed file at ``path``; None when it does not exist."""
         if path in self.infos:
+            self.touch(path)
             return self.infos[path]
-        if self.files_read >= self.max_files:
+        if path in self.hashes or self.files_read >= self.max_files:
+            self.touch(path)
             return None
         self.files_read += 1
         data = self.read(path)
+        self.hashes[path] = None if data is None else \
+            self.hasher(data) if self.hasher else ""
+        self.touch(path)
         if data is None:
             return None
         info = parse_module(data, path)

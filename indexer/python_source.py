@@ -46,6 +46,9 @@ class PyObject(NamedTuple):
     value: str = ""  # attributes: the value's source when it is one short line
     is_async: bool = False
     overloads: tuple[str, ...] = ()  # signatures of the @overload variants
+    # Parameters documented in their annotation (``Annotated[T, Doc("...")]``, PEP 727,
+    # as FastAPI writes them): (name, type, text); the signature shows ``T`` only.
+    param_docs: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -150,12 +153,37 @@ def format_signature(args: ast.arguments, returns: ast.expr | None = None,
         parts.append("**" + _param(args.kwarg, None))
     text = "(" + ", ".join(parts) + ")"
     if returns is not None:
-        text += " -> " + unparse(returns)
+        text += " -> " + doc_annotation(returns)[0]
     return text
 
 
+def doc_annotation(node: ast.expr | None) -> tuple[str, str | None]:
+    """``Annotated[T, Doc("text")]`` -> ("T", "text"); anything else -> (its source,
+    None)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) \
+            and unparse(node.value).rsplit(".", 1)[-1] == "Annotated" and node.slice.elts:
+        for meta in node.slice.elts[1:]:
+            if isinstance(meta, ast.Call) and unparse(meta.func).rsplit(".", 1)[-1] == "Doc" \
+                    and len(meta.args) == 1 and isinstance(meta.args[0], ast.Constant) \
+                    and isinstance(meta.args[0].value, str):
+                return unparse(node.slice.elts[0]), meta.args[0].value
+    return unparse(node), None
+
+
+def param_docs(args: ast.arguments) -> tuple[tuple[str, str, str], ...]:
+    """The parameters documented with ``Annotated[T, Doc("...")]``, in order."""
+    found = []
+    every = [*args.posonlyargs, *args.args, *([args.vararg] if args.vararg else []),
+             *args.kwonlyargs, *([args.kwarg] if args.kwarg else [])]
+    for arg in every:
+        kind, doc = doc_annotation(arg.annotation)
+        if doc is not None:
+            found.append((arg.arg, kind, doc))
+    return tuple(found)
+
+
 def _param(arg: ast.arg, default: ast.expr | None) -> str:
-    annotation = unparse(arg.annotation)
+    annotation = doc_annotation(arg.annotation)[0]
     text = arg.arg + (": " + annotation if annotation else "")
     if default is not None:
         text += (" = " if annotation else "=") + unparse(default)
@@ -285,7 +313,8 @@ class _Reader:
                        node.end_lineno or node.lineno, decorators,
                        annotation=unparse(node.returns) if kind == "property" else "",
                        is_async=isinstance(node, ast.AsyncFunctionDef),
-                       overloads=tuple(self.pending_overloads.pop(qualname, ())))
+                       overloads=tuple(self.pending_overloads.pop(qualname, ())),
+                       param_docs=param_docs(node.args))
         if not self.add(obj):
             return []
         if node.name == "__init__" and in_class:
@@ -323,7 +352,7 @@ class _Reader:
                 continue
             doc = self.attribute_doc(node, following)
             obj = self.attribute(prefix + target.attr, node, doc, "attribute")  # type: ignore
-            if doc is not None and self.add(obj):
+            if obj.docstring is not None and self.add(obj):
                 found.append(obj.qualname)
         return found
 
@@ -341,7 +370,10 @@ class _Reader:
 
     def attribute(self, qualname: str, node: ast.Assign | ast.AnnAssign, doc: str | None,
                   kind: str) -> PyObject:
-        annotation = unparse(node.annotation) if isinstance(node, ast.AnnAssign) else ""
+        annotation = ""
+        if isinstance(node, ast.AnnAssign):
+            annotation, annotated_doc = doc_annotation(node.annotation)
+            doc = doc if doc is not None else annotated_doc
         value = unparse(node.value) if node.value is not None else ""
         if "\n" in value or len(value) > MAX_VALUE_CHARS:
             value = ""
@@ -463,4 +495,5 @@ def _inline_doc_comment(line: str) -> str | None:
 
 
 __all__ = ["ImportRef", "MAX_OBJECTS", "MAX_SOURCE_BYTES", "ModuleInfo", "PyObject",
-           "format_signature", "parse_module", "unparse", "unreadable"]
+           "doc_annotation", "format_signature", "param_docs", "parse_module", "unparse",
+           "unreadable"]
