@@ -506,6 +506,8 @@ def _signature_line(name: str, obj: PyObject, kind: str, info: ModuleInfo,
     if kind in ("class", "exception"):
         init = info.objects.get(obj.qualname + ".__init__")
         signature = explicit or (_bound(init.signature) if init else "")
+        if not explicit and ") -> " in signature:  # a class shows no return annotation
+            signature = signature[: signature.rindex(") -> ") + 1]
         return f"{prefix}{name}{signature}"
     if kind in ("attribute", "data", "property"):
         annotation = f": {obj.annotation}" if obj.annotation else ""

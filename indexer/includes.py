@@ -262,8 +262,6 @@ class _Expander:
                     raise _Refused(loaded)
                 continue
             return _Target(path, loaded)
-        if reason == "outside the source":
-            self.depend(written, reason)
         raise _Refused(reason)
 
     def admit(self, lines: list[SourceLine]) -> list[SourceLine]:
@@ -499,6 +497,7 @@ class _Expander:
         ranges: list[tuple[int, int]] = []
         if written.endswith("]") and "[ln:" in written:
             written, _, spec = written[:-1].rpartition("[ln:")
+            written = written.strip()
             ranges = _number_ranges(spec.replace("-", ":"))
         try:
             target = self.target(written, [self.config_base], stack, depth)

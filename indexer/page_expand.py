@@ -88,28 +88,32 @@ def expand_page(text: str, page: str, context: PageContext,
         hasher=context.hasher)
     objects: list[Documented] = []
     unresolved: list[str] = []
+    levels: dict[int, int] = {}
     if context.autodoc:
         finder = context.finder or make_finder(context.read, context.conf,
                                                hasher=context.hasher)
         finder.touched = {}
-        lines = _document(lines, syntax, Autodoc(finder, context.conf), objects, unresolved)
+        lines = _document(lines, syntax, Autodoc(finder, context.conf), objects, unresolved,
+                          levels)
         known = {d.path for d in dependencies}
         dependencies += [Dependency(path, "not found" if digest is None else "read", digest)
                          for path, digest in sorted(finder.touched.items())
                          if path not in known]
     expanded = build_expanded(lines, dependencies, notes)
     return PageExpansion(expanded.text, expanded.spans, expanded.dependencies,
-                         expanded.notes, _places(lines, objects), tuple(unresolved),
+                         expanded.notes, _places(lines, objects, levels), tuple(unresolved),
                          includes)
 
 
 def _document(lines: list[SourceLine], syntax: str, autodoc: Autodoc,
-              objects: list[Documented], unresolved: list[str]) -> list[SourceLine]:
+              objects: list[Documented], unresolved: list[str],
+              levels: dict[int, int]) -> list[SourceLine]:
     texts = [line.text for line in lines]
     requests = list(rst_requests(texts) if syntax == "rst" else markdown_requests(texts))
     if not requests:
         return lines
-    writer = _RstWriter(texts) if syntax == "rst" else _MarkdownWriter(texts)
+    writer: _RstWriter | _MarkdownWriter = \
+        _RstWriter(texts) if syntax == "rst" else _MarkdownWriter(texts)
     out: list[SourceLine] = []
     done = 0
     for request in requests:
@@ -127,20 +131,19 @@ def _document(lines: list[SourceLine], syntax: str, autodoc: Autodoc,
                 objects.append(documented)
                 out += writer.write(documented, request, len(objects) - 1)
         done = request.end
+    levels.update(writer.levels)
     return out + lines[done:]
 
 
-def _places(lines: list[SourceLine], objects: list[Documented]) -> tuple[PageObject, ...]:
+def _places(lines: list[SourceLine], objects: list[Documented],
+            levels: dict[int, int]) -> tuple[PageObject, ...]:
     ranges: dict[int, list[int]] = {}
-    levels: dict[int, int] = {}
     offset = 0
     for index, line in enumerate(lines):
         size = len(line.text.encode("utf-8")) + (1 if index + 1 < len(lines) else 0)
         if line.mark >= 0:
             span = ranges.setdefault(line.mark, [offset, offset])
             span[1] = offset + size
-            if line.text.startswith("#") and line.mark not in levels:
-                levels[line.mark] = len(line.text) - len(line.text.lstrip("#"))
         offset += size
     return tuple(PageObject(objects[mark], start, end, levels.get(mark, 0))
                  for mark, (start, end) in sorted(ranges.items()))
@@ -169,6 +172,7 @@ class _MarkdownWriter:
     def __init__(self, texts: list[str]) -> None:
         self.texts = texts
         self.mask = markdown_code_mask(texts)
+        self.levels: dict[int, int] = {}
 
     def level_before(self, index: int) -> int:
         for position in range(index - 1, -1, -1):
@@ -179,13 +183,17 @@ class _MarkdownWriter:
 
     def write(self, documented: Documented, request: AutodocRequest,
               mark: int) -> list[SourceLine]:
-        base = request.options.get("heading_level")
-        level = base if isinstance(base, int) and 1 <= base <= 6 else \
-            self.level_before(request.start) + 1
-        level = min(level + documented.depth, 6)
+        level = self.level_before(request.start) + 1 + documented.depth
+        if request.kind == "mkdocstrings":  # mkdocstrings' heading_level, default 2;
+            base = request.options.get("heading_level")  # without a root heading its
+            base = base if isinstance(base, int) and 1 <= base <= 6 else 2  # members
+            shown = bool(request.options.get("show_root_heading"))  # take its level
+            level = base + documented.depth - (0 if shown else 1)
+        level = max(1, min(level, 6))
         heading = []
         if documented.title:
             heading = [f"{'#' * level} {documented.title}", ""]
+            self.levels[mark] = level
         signature: list[str] = []
         if documented.signature:
             at = SourceLine("", documented.file, documented.first_line)
@@ -218,6 +226,7 @@ class _RstWriter:
 
     def __init__(self, texts: list[str]) -> None:
         self.texts = texts
+        self.levels: dict[int, int] = {}  # mark -> the level of the title written
         self.styles: list[tuple[str, bool]] = []
         self.title_levels: list[tuple[int, int]] = []  # (line index, level)
         for index in range(1, len(texts)):
@@ -259,6 +268,7 @@ class _RstWriter:
         heading: list[str] = []
         if documented.title and not indent:
             level = self.level_before(request.start) + 1 + documented.depth
+            self.levels[mark] = level
             char, over = self.style_for(level)
             rule = char * max(len(documented.title), 3)
             heading = ([rule] if over else []) + [documented.title, rule, ""]

@@ -352,6 +352,7 @@ class _Reader:
                 continue
             doc = self.attribute_doc(node, following)
             obj = self.attribute(prefix + target.attr, node, doc, "attribute")  # type: ignore
+            obj = obj._replace(value="")  # set per instance: no class-level value
             if obj.docstring is not None and self.add(obj):
                 found.append(obj.qualname)
         return found
