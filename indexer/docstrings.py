@@ -102,9 +102,9 @@ def render_docstring(text: str | None) -> str:
         if out and out[-1] != "" and block and block[0] != "":
             out.append("")
         out.extend(block)
-    while out and not out[-1]:
+    while out and not out[-1].strip():
         out.pop()
-    return reduce_xrefs("\n".join(out))
+    return reduce_xrefs("\n".join(line.rstrip() for line in out))
 
 
 def _indent(line: str) -> int:
