@@ -165,7 +165,8 @@ class _Fence(NamedTuple):
     indent: str
 
 
-def _fences(lines: list[str]) -> Iterator[_Fence]:
+def _fences(lines: list[str], blocks: frozenset[str] | set[str] = MYST_CODE
+            ) -> Iterator[_Fence]:
     """The fenced blocks of a Markdown page, in order. A MyST directive whose body is
     Markdown (``note``, ``tab``...) is a container: its body is scanned too, and its
     closing fence closes it (it does not open a code block)."""
@@ -185,7 +186,7 @@ def _fences(lines: list[str]) -> Iterator[_Fence]:
         if (fence[0] == ":" and not directive) or (fence[0] == "`" and "`" in info):
             index += 1  # a colon line, or an inline code span opening a line
             continue
-        if directive and directive.group(1) not in MYST_CODE:
+        if directive and directive.group(1) not in blocks:
             containers.append((fence[0], len(fence)))
             index += 1
             continue
@@ -211,9 +212,9 @@ def markdown_code_mask(lines: list[str]) -> list[bool]:
 
 def myst_directives(lines: list[str], names: set[str] | frozenset[str]) -> Iterator[Directive]:
     """MyST fenced directives (```` ```{name} argument ````, ``:::{name}``) named in
-    ``names`` (which must be in ``MYST_CODE``: their body is not Markdown), with
-    ``:key: value`` options or a ``---`` block of ``key: value`` lines."""
-    for fence in _fences(lines):
+    ``names``, with ``:key: value`` options or a ``---`` block of ``key: value`` lines
+    (their body is taken as a block, not scanned as Markdown)."""
+    for fence in _fences(lines, MYST_CODE | set(names)):
         if fence.kind == "directive" and fence.name in names:
             options, content = _myst_options(lines[fence.start + 1:fence.end])
             yield Directive(fence.name, fence.argument, options, _dedent(content),
