@@ -25,7 +25,7 @@ from .python_source import ModuleInfo, PyObject, parse_module, unreadable
 
 Reader = Callable[[str], "bytes | None"]
 
-MAX_FILES_READ = 2000  # per finder: a docs build documents a few hundred modules at most
+MAX_FILES_READ = 2000  # paths looked at for one page (``touched``): a few hundred at most
 MAX_REEXPORT_HOPS = 16
 DEFAULT_ROOTS = ("src", "lib", "")
 
@@ -324,7 +324,6 @@ class ModuleFinder:
         self.roots = tuple(r for r in roots if r == "" or path_problem(r) is None)
         self.outside = tuple(outside)
         self.max_files = max_files
-        self.files_read = 0
         self.module_files: dict[str, str | None] = {}
         self.infos: dict[str, ModuleInfo] = {}
 
@@ -333,10 +332,13 @@ class ModuleFinder:
         package in the first root that has it, each submodule inside its parent
         package's folders only (``__init__.py`` before ``x.py``; a folder without
         ``__init__.py`` is a namespace package)."""
-        if module in self.module_files:
+        if module in self.module_files:  # replayed through info(): the same cap applies
+            if "." in module:  # and the same parents are looked at
+                self.package_dirs(module.rpartition(".")[0])
             for path in self.probes[module]:
-                self.touch(path)
-            return self.module_files[module]
+                if self.info(path) is not None:
+                    return path
+            return None
         parent, _, last = module.rpartition(".")
         found = None
         probes: list[str] = []
@@ -376,13 +378,14 @@ class ModuleFinder:
 
     def info(self, path: str) -> ModuleInfo | None:
         """The parsed file at ``path``; None when it does not exist."""
+        if path not in self.touched and len(self.touched) >= self.max_files:
+            return None  # per page (touched), so a result never depends on the cache
         if path in self.infos:
             self.touch(path)
             return self.infos[path]
-        if path in self.hashes or self.files_read >= self.max_files:
+        if path in self.hashes:
             self.touch(path)
             return None
-        self.files_read += 1
         data = self.read(path)
         self.hashes[path] = None if data is None else \
             self.hasher(data) if self.hasher else ""

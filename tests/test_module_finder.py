@@ -130,3 +130,26 @@ def test_package_roots_and_relative_imports() -> None:
     assert absolute_module("a.b", False, "c", 1) == "a.c"
     assert absolute_module("a.b", False, "", 2) is None
     assert absolute_module("a", False, "x", 1) == "x"
+
+
+def test_file_cap_is_per_page_and_does_not_depend_on_the_cache() -> None:
+    cold = ModuleFinder(FILES.get, ("src",), max_files=3)
+    warm = ModuleFinder(FILES.get, ("src",))
+    assert isinstance(warm.resolve("flaskish.App.route"), Found)  # fills warm's cache
+    warm.max_files = 3
+    for finder_ in (cold, warm):
+        finder_.touched = {}
+        found = finder_.resolve("flaskish.App.route")
+        assert isinstance(found, NotFound), found
+        assert len(finder_.touched) == 3
+
+
+def test_dependencies_do_not_depend_on_the_cache() -> None:
+    cold = ModuleFinder(FILES.get, ("src",))
+    cold.resolve("flaskish.sub.star")
+    warm = ModuleFinder(FILES.get, ("src",))
+    warm.resolve("flaskish.App.route")
+    warm.resolve("flaskish.sub.star")
+    warm.touched = {}
+    warm.resolve("flaskish.sub.star")
+    assert warm.touched == cold.touched
