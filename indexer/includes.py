@@ -1,0 +1,825 @@
+"""Include directives expanded as the renderer would show the page.
+
+The forms, and where their paths are resolved from:
+
+==================================  =====================================================
+RST ``.. include::``                the including file's folder; ``/x`` from the docs root
+RST ``.. literalinclude::``         the same; the text becomes a ``::`` literal block
+MyST ```` ```{include} ````         the same as RST; literal/code: a fenced block
+MyST ```` ```{literalinclude} ````  the same; a fenced block with the language
+mdBook ``{{#include p:sel}}``       the including file's folder (``sel``: ``5``,
+                                    ``2:10``, ``2:``, ``:10`` or an ``ANCHOR`` name)
+mdBook ``{{#rustdoc_include}}``     the same; the lines it hides are not shown
+pymdownx ``--8<-- "p:sel"``         the snippet bases (the mkdocs.yml folder, then the
+                                    source root); single-line and block forms
+FastAPI ``{* p ln[..] hl[..] *}``   the mkdocs.yml folder; the preferred variant file
+mdx_include ``{! p !}``             the mkdocs.yml folder
+==================================  =====================================================
+
+Every target path is normalised and must stay inside the source
+(:func:`module_finder.normalize`, then ``path_problem``); a target that is missing,
+outside, too large, not text, in a cycle or past the depth limit leaves a one-line note
+``[include <why>: <path>]`` in the text, never an error. The result carries the
+expanded text, a span map (byte ranges of it -> file and lines they came from) and the
+dependencies (every file read, with its hash, and every target not found), so a cache
+can cite both places and re-parse the page when one of them changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
+from .directives import Directive, myst_directives, rst_directives
+from .module_finder import Reader, normalize
+from .python_source import parse_module
+
+FORMS = frozenset({"rst", "myst", "mdbook", "snippets", "fastapi", "mdx"})
+_LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".rs": "rust", ".js": "javascript", ".mjs":
+    "javascript", ".ts": "typescript", ".tsx": "tsx", ".jsx": "jsx", ".json": "json",
+    ".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".sh": "bash", ".bash": "bash",
+    ".html": "html", ".css": "css", ".c": "c", ".h": "c", ".cpp": "cpp", ".go": "go",
+    ".java": "java", ".rb": "ruby", ".sql": "sql", ".ini": "ini", ".cfg": "ini",
+    ".xml": "xml", ".md": "markdown", ".rst": "rst", ".txt": "text",
+}
+
+
+class IncludeLimits(NamedTuple):
+    max_file_bytes: int = 1024 * 1024  # one included file
+    max_page_bytes: int = 8 * 1024 * 1024  # all text included into one page
+    max_depth: int = 8  # includes inside includes
+    max_includes: int = 2000  # include directives expanded in one page
+
+
+DEFAULT_LIMITS = IncludeLimits()
+
+
+class Span(NamedTuple):
+    """``text_bytes[start:end]`` came from ``file`` lines ``first_line..last_line``
+    (1-based, inclusive). Text the expansion made (fences, notes, omission comments)
+    is attributed to the directive that made it."""
+
+    start: int
+    end: int
+    file: str
+    first_line: int
+    last_line: int
+
+
+class Dependency(NamedTuple):
+    """A file the page's text depends on: ``status`` is ``read`` (``hash`` set) or why
+    it gave no text (``not found``, ``outside the source``, ``too large``...)."""
+
+    path: str
+    status: str
+    hash: str | None = None
+
+
+class Expanded(NamedTuple):
+    text: str
+    spans: tuple[Span, ...]
+    dependencies: tuple[Dependency, ...]
+    notes: tuple[str, ...]
+
+
+class SourceLine(NamedTuple):
+    """One line of an expanded page and where it came from (1-based line)."""
+
+    text: str
+    file: str
+    line: int
+    last: int = 0  # the last line of the origin when the line stands for several
+    mark: int = -1  # the documented object (autodoc) the line belongs to
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def syntax_of(path: str) -> str:
+    """``rst`` for reStructuredText pages, ``md`` for the rest (Markdown)."""
+    return "rst" if path.lower().endswith((".rst", ".rest", ".txt", ".inc")) else "md"
+
+
+def expand_includes(text: str, page: str, read: Reader, *, syntax: str | None = None,
+                    docs_root: str = "", config_dir: str | None = None,
+                    snippet_bases: Iterable[str] | None = None,
+                    forms: Iterable[str] = FORMS, limits: IncludeLimits = DEFAULT_LIMITS,
+                    hasher: Callable[[bytes], str] = sha256_hex) -> Expanded:
+    """Expand the include directives of ``text``, the page at repo-relative ``page``.
+
+    ``read(path)`` gives a repo-relative file's bytes or None; ``docs_root`` is where a
+    RST/MyST path starting with ``/`` is taken from; ``config_dir`` is the mkdocs.yml
+    folder (the base of FastAPI's and mdx_include's paths, and the first snippet base;
+    the page's folder when not given); ``hasher`` makes the dependency hashes (give the
+    one the cache's ``file_hashes`` use, e.g. git blob SHAs)."""
+    expander = _Expander(read, docs_root, config_dir, snippet_bases, frozenset(forms),
+                         limits, hasher, page)
+    out = expander.expand(page_lines(text, page), syntax or syntax_of(page), 0, (page,))
+    return _result(out, expander)
+
+
+def page_lines(text: str, page: str) -> list[SourceLine]:
+    """A page's text as lines (split at ``\n`` only), each from its own line."""
+    return [SourceLine(t, page, n) for n, t in enumerate(text.split("\n"), 1)]
+
+
+def expand_include_lines(lines: list[SourceLine], page: str, read: Reader, *,
+                         syntax: str | None = None, docs_root: str = "",
+                         config_dir: str | None = None,
+                         snippet_bases: Iterable[str] | None = None,
+                         forms: Iterable[str] = FORMS, limits: IncludeLimits = DEFAULT_LIMITS,
+                         hasher: Callable[[bytes], str] = sha256_hex,
+                         ) -> tuple[list[SourceLine], list[Dependency], list[str], int]:
+    """:func:`expand_includes` on lines, for a caller that expands more (autodoc):
+    (lines, dependencies, notes, number of include directives met)."""
+    expander = _Expander(read, docs_root, config_dir, snippet_bases, frozenset(forms),
+                         limits, hasher, page)
+    out = expander.expand(lines, syntax or syntax_of(page), 0, (page,))
+    return out, list(expander.dependencies.values()), expander.notes, expander.count
+
+
+def _result(lines: list[SourceLine], expander: _Expander) -> Expanded:
+    return build_expanded(lines, expander.dependencies.values(), expander.notes)
+
+
+def build_expanded(lines: list[SourceLine], dependencies: Iterable[Dependency],
+                   notes: Iterable[str]) -> Expanded:
+    """The text of ``lines`` joined by ``\n`` and its span map (byte offsets)."""
+    text = "\n".join(line.text for line in lines)
+    spans: list[list] = []  # [start, end, file, first, last], made Spans at the end
+    offset = 0
+    count = len(lines)
+    for index, line in enumerate(lines):
+        size = len(line.text.encode("utf-8")) + (1 if index + 1 < count else 0)
+        last = spans[-1] if spans else None
+        line_last = line.last if line.last > line.line else line.line
+        if last and last[2] == line.file and last[1] == offset \
+                and last[3] <= line.line <= last[4] + 1:
+            last[1] = offset + size
+            if line_last > last[4]:
+                last[4] = line_last
+        elif size:
+            spans.append([offset, offset + size, line.file, line.line, line_last])
+        offset += size
+    return Expanded(text, tuple(Span(*s) for s in spans), tuple(dependencies),
+                    tuple(notes))
+
+
+class _Target(NamedTuple):
+    path: str  # repo-relative
+    lines: list[SourceLine]
+
+
+class _Refused(Exception):
+    """A target that gives no text; ``args[0]`` is the note's reason."""
+
+
+class _Expander:
+    def __init__(self, read: Reader, docs_root: str, config_dir: str | None,
+                 snippet_bases: Iterable[str] | None, forms: frozenset[str],
+                 limits: IncludeLimits, hasher: Callable[[bytes], str], page: str) -> None:
+        self.read = read
+        self.docs_root = docs_root
+        self.config_dir = config_dir
+        config = config_dir if config_dir is not None else posixpath.dirname(page)
+        self.config_base = config
+        self.snippet_bases = tuple(snippet_bases) if snippet_bases is not None \
+            else tuple(dict.fromkeys([config, ""]))
+        self.forms = forms
+        self.limits = limits
+        self.hasher = hasher
+        self.dependencies: dict[str, Dependency] = {}
+        self.cache: dict[str, list[SourceLine] | str] = {}
+        self.notes: list[str] = []
+        self.included_bytes = 0
+        self.count = 0
+        self.page = page
+
+    # -- reading --------------------------------------------------------------------------
+
+    def depend(self, path: str, status: str, digest: str | None = None) -> None:
+        if self.dependencies.get(path, Dependency(path, "")).status != "read":
+            self.dependencies[path] = Dependency(path, status, digest)
+
+    def load(self, path: str, tab_width: int | None = None) -> list[SourceLine] | str:
+        """The lines of repo-relative ``path`` or the reason it has none."""
+        key = f"{path}\0{tab_width}"
+        if key not in self.cache:
+            self.cache[key] = self._load(path, tab_width)
+        return self.cache[key]
+
+    def _load(self, path: str, tab_width: int | None) -> list[SourceLine] | str:
+        data = self.read(path)
+        if data is None:
+            self.depend(path, "not found")
+            return "not found"
+        digest = self.hasher(data)
+        if len(data) > self.limits.max_file_bytes:
+            self.depend(path, "too large", digest)
+            return "too large"
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            self.depend(path, "not text", digest)
+            return "not text"
+        if "\0" in text:
+            self.depend(path, "not text", digest)
+            return "not text"
+        self.depend(path, "read", digest)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if tab_width is not None and tab_width > 0:
+            text = text.expandtabs(min(tab_width, 64))
+        if text.endswith("\n"):
+            text = text[:-1]
+        return [SourceLine(t, path, n) for n, t in enumerate(text.split("\n"), 1)]
+
+    def target(self, written: str, bases: Iterable[str], stack: tuple[str, ...],
+               depth: int, tab_width: int | None = None) -> _Target:
+        """The first base under which ``written`` names a readable file."""
+        if "://" in written:
+            raise _Refused("not fetched (URL)")
+        if depth >= self.limits.max_depth:
+            raise _Refused("depth limit")
+        if self.count >= self.limits.max_includes:
+            raise _Refused("skipped, too many includes")
+        self.count += 1
+        reason = "not found"
+        for base in bases:
+            path = normalize(base, written)
+            if path is None:
+                reason = "outside the source"
+                continue
+            if path in stack:
+                raise _Refused("refused, cycle")
+            loaded = self.load(path, tab_width)
+            if isinstance(loaded, str):
+                if loaded != "not found":
+                    raise _Refused(loaded)
+                continue
+            return _Target(path, loaded)
+        raise _Refused(reason)
+
+    def admit(self, lines: list[SourceLine]) -> list[SourceLine]:
+        size = sum(len(line.text) + 1 for line in lines)
+        if self.included_bytes + size > self.limits.max_page_bytes:
+            raise _Refused("skipped, page size cap")
+        self.included_bytes += size
+        return lines
+
+    def note(self, reason: str, written: str, at: SourceLine, indent: str = "") -> SourceLine:
+        shown = written.replace("\n", " ")[:200]
+        text = f"[include {reason}: {shown}]"
+        self.notes.append(text)
+        return SourceLine(indent + text, at.file, at.line)
+
+    def relative(self, written: str) -> str:
+        return written.lstrip("/") if written.startswith("/") else written
+
+    # -- the page -------------------------------------------------------------------------
+
+    def expand(self, lines: list[SourceLine], syntax: str, depth: int,
+               stack: tuple[str, ...]) -> list[SourceLine]:
+        if syntax == "rst":
+            return self.expand_rst(lines, depth, stack) if "rst" in self.forms else lines
+        return self.expand_markdown(lines, depth, stack)
+
+    def expand_rst(self, lines: list[SourceLine], depth: int,
+                   stack: tuple[str, ...]) -> list[SourceLine]:
+        texts = [line.text for line in lines]
+        out: list[SourceLine] = []
+        done = 0
+        for directive in rst_directives(texts, {"include", "literalinclude"}):
+            out += lines[done:directive.start]
+            out += self.directive(directive, lines, depth, stack)
+            done = directive.end
+        return out + lines[done:]
+
+    def expand_markdown(self, lines: list[SourceLine], depth: int,
+                        stack: tuple[str, ...]) -> list[SourceLine]:
+        texts = [line.text for line in lines]
+        blocks: dict[int, Directive] = {}
+        if "myst" in self.forms:
+            for directive in myst_directives(texts, {"include", "literalinclude"}):
+                blocks[directive.start] = directive
+        out: list[SourceLine] = []
+        index = 0
+        while index < len(lines):
+            if index in blocks:
+                out += self.directive(blocks[index], lines, depth, stack)
+                index = blocks[index].end
+                continue
+            produced, index = self.markdown_line(lines, index, depth, stack)
+            out += produced
+        return out
+
+    def directive(self, directive: Directive, lines: list[SourceLine], depth: int,
+                  stack: tuple[str, ...]) -> list[SourceLine]:
+        at = lines[directive.start]
+        written = directive.argument.strip()
+        if written.startswith("<") and written.endswith(">"):
+            return lines[directive.start:directive.end]  # docutils' standard includes
+        options = directive.options
+        tab = _int(options.get("tab-width"))
+        if directive.name == "include" and directive.syntax == "rst" and tab is None:
+            tab = 8  # docutils expands tabs in included text
+        try:
+            target = self.target(self.relative(written), self.rst_bases(written),
+                                 stack, depth, tab)
+            if directive.name == "literalinclude":
+                selected = literalinclude_lines(target.lines, options, target.path)
+                return self.admit(self.code_block(selected, directive, at, target.path))
+            selected = include_lines(target.lines, options)
+            if "literal" in options or "code" in options:
+                return self.admit(self.code_block(selected, directive, at, target.path))
+            inner = self.expand(selected, directive.syntax if directive.syntax == "rst"
+                                else "md", depth + 1, (*stack, target.path))
+            return self.admit([ln._replace(text=_indented(directive.indent, ln.text))
+                               for ln in inner])
+        except _Refused as refused:
+            return [self.note(refused.args[0], written, at, directive.indent)]
+
+    def rst_bases(self, written: str) -> list[str]:
+        """Sphinx resolves an include's path from the page's folder (also inside an
+        included file), ``/x`` from the docs root."""
+        return [self.docs_root] if written.startswith("/") else [posixpath.dirname(self.page)]
+
+    def code_block(self, selected: list[SourceLine], directive: Directive, at: SourceLine,
+                   path: str) -> list[SourceLine]:
+        options = directive.options
+        language = options.get("language") or options.get("code") or _language(path)
+        indent = directive.indent
+        if directive.syntax == "rst":
+            body = [ln._replace(text=_indented(indent + "   ", ln.text)) for ln in selected]
+            return [SourceLine(indent + "::", at.file, at.line), SourceLine("", at.file, at.line),
+                    *body]
+        return fenced(selected, language, at, indent)
+
+    # -- Markdown line forms --------------------------------------------------------------
+
+    def markdown_line(self, lines: list[SourceLine], index: int, depth: int,
+                      stack: tuple[str, ...]) -> tuple[list[SourceLine], int]:
+        line = lines[index]
+        text = line.text
+        if "snippets" in self.forms and "8<" in text:
+            snippet = _snippet_marker(text)
+            if snippet is not None:
+                return self.snippet(lines, index, snippet, depth, stack)
+        if "fastapi" in self.forms and text.startswith("{*") and text.rstrip().endswith("*}"):
+            return self.fastapi(line, depth, stack), index + 1
+        if "mdbook" in self.forms and "{{" in text:
+            return self.mdbook(line, depth, stack), index + 1
+        if "mdx" in self.forms and "{!" in text:
+            return self.mdx(line, depth, stack), index + 1
+        return [line], index + 1
+
+    def snippet(self, lines: list[SourceLine], index: int, marker: tuple[str, str, str | None],
+                depth: int, stack: tuple[str, ...]) -> tuple[list[SourceLine], int]:
+        indent, escape, written = marker
+        line = lines[index]
+        if escape:
+            return [line._replace(text=line.text.replace(";", "", 1))], index + 1
+        if written is not None:
+            return self.snippet_file(written, line, indent, depth, stack), index + 1
+        out: list[SourceLine] = []
+        end = index + 1
+        while end < len(lines):
+            inner = _snippet_marker(lines[end].text)
+            if inner is not None and inner[2] is None and not inner[1]:
+                end += 1
+                break
+            path_text = lines[end].text.strip()
+            if path_text and not path_text.startswith(";"):
+                out += self.snippet_file(path_text, lines[end], indent, depth, stack)
+            end += 1
+        return out, end
+
+    def snippet_file(self, written: str, at: SourceLine, indent: str, depth: int,
+                     stack: tuple[str, ...]) -> list[SourceLine]:
+        path, selector = _split_selector(written)
+        try:
+            target = self.target(path, self.snippet_bases, stack, depth)
+            selected = snippet_lines(target.lines, selector)
+            inner = self.expand(selected, "md", depth + 1, (*stack, target.path))
+            return self.admit([ln._replace(text=_indented(indent, ln.text)) for ln in inner])
+        except _Refused as refused:
+            return [self.note(refused.args[0], written, at, indent)]
+
+    def fastapi(self, line: SourceLine, depth: int, stack: tuple[str, ...]) -> list[SourceLine]:
+        match = _FASTAPI.fullmatch(line.text.rstrip())
+        if match is None:
+            return [line]
+        written, config = match.group(1), match.group(2)
+        try:
+            target = self.variant(written, stack, depth)
+            ranges = []
+            for name, value in _FASTAPI_CONFIG.findall(config):
+                if name == "ln":
+                    ranges += _number_ranges(value)
+            selected = fastapi_lines(target.lines, sorted(ranges), line)
+            return self.admit(fenced(selected, "python", line, ""))
+        except _Refused as refused:
+            return [self.note(refused.args[0], written, line)]
+
+    def variant(self, written: str, stack: tuple[str, ...], depth: int) -> _Target:
+        """The file FastAPI's docs show for ``written``: its preferred variant (Annotated
+        and the newest Python first), as markdown-include-variants picks it."""
+        stem, dot, ext = written.rpartition(".")
+        if not dot:
+            return self.target(written, [self.config_base], stack, depth)
+        for suffix in ("_an_py310", "_an_py39", "_an", "_py310", "_py39"):
+            try:
+                return self.target(f"{stem}{suffix}.{ext}", [self.config_base], stack, depth)
+            except _Refused as refused:
+                if refused.args[0] != "not found":
+                    raise
+                self.count -= 1  # a variant looked for is not an include
+        return self.target(written, [self.config_base], stack, depth)
+
+    def mdbook(self, line: SourceLine, depth: int, stack: tuple[str, ...]) -> list[SourceLine]:
+        inline = _Inline(line)
+        text = line.text
+        position = 0
+        while True:
+            start = text.find("{{", position)
+            close = text.find("}}", start + 2) if start >= 0 else -1
+            if start < 0 or close < 0:
+                break
+            inline.text(text[position:start])
+            kind, _, argument = text[start + 2:close].strip().partition(" ")
+            if start > position and text[start - 1] == "\\":
+                inline.drop_last_char()
+                inline.text(text[start:close + 2])
+            elif kind in ("#include", "#rustdoc_include") and argument.strip():
+                inline.lines(self.mdbook_include(argument.strip(), line, depth, stack))
+            else:
+                inline.text(text[start:close + 2])
+            position = close + 2
+        inline.text(text[position:])
+        return inline.done()
+
+    def mdbook_include(self, argument: str, at: SourceLine, depth: int,
+                       stack: tuple[str, ...]) -> list[SourceLine]:
+        path, _, selector = argument.partition(":")
+        try:
+            target = self.target(path, [posixpath.dirname(at.file)], stack, depth)
+            selected = mdbook_lines(target.lines, selector)
+            return self.admit(self.expand(selected, "md", depth + 1, (*stack, target.path)))
+        except _Refused as refused:
+            return [self.note(refused.args[0], argument, at)]
+
+    def mdx(self, line: SourceLine, depth: int, stack: tuple[str, ...]) -> list[SourceLine]:
+        inline = _Inline(line)
+        text = line.text
+        position = 0
+        while True:
+            start = text.find("{!", position)
+            close = text.find("!}", start + 2) if start >= 0 else -1
+            if start < 0 or close < 0:
+                break
+            inline.text(text[position:start])
+            if start > position and text[start - 1] == "\\":
+                inline.drop_last_char()
+                inline.text(text[start:close + 2])
+            else:
+                inline.lines(self.mdx_include(text[start + 2:close], line, depth, stack))
+            position = close + 2
+        inline.text(text[position:])
+        return inline.done()
+
+    def mdx_include(self, body: str, at: SourceLine, depth: int,
+                    stack: tuple[str, ...]) -> list[SourceLine]:
+        written = body.split("|", 1)[0].strip().lstrip(">+-").strip()
+        ranges: list[tuple[int, int]] = []
+        if written.endswith("]") and "[ln:" in written:
+            written, _, spec = written[:-1].rpartition("[ln:")
+            written = written.strip()
+            ranges = _number_ranges(spec.replace("-", ":"))
+        try:
+            target = self.target(written, [self.config_base], stack, depth)
+            selected = target.lines
+            if ranges:
+                selected = [ln for ln in selected if any(a <= ln.line <= b for a, b in ranges)]
+            return self.admit(selected)
+        except _Refused as refused:
+            return [self.note(refused.args[0], written, at)]
+
+
+class _Inline:
+    """A line whose tags are replaced by included lines: text before a tag starts the
+    tag's first line, text after it ends the tag's last line."""
+
+    def __init__(self, line: SourceLine) -> None:
+        self.out: list[SourceLine] = []
+        self.current = line._replace(text="")
+
+    def text(self, text: str) -> None:
+        self.current = self.current._replace(text=self.current.text + text)
+
+    def drop_last_char(self) -> None:
+        self.current = self.current._replace(text=self.current.text[:-1])
+
+    def lines(self, lines: list[SourceLine]) -> None:
+        if not lines:
+            return
+        first = lines[0]
+        if self.current.text:
+            first = first._replace(text=self.current.text + first.text)
+        if len(lines) == 1:
+            self.current = first
+            return
+        self.out += [first, *lines[1:-1]]
+        self.current = lines[-1]
+
+    def done(self) -> list[SourceLine]:
+        return [*self.out, self.current]
+
+
+def _indented(indent: str, text: str) -> str:
+    return indent + text if text else text
+
+
+def _int(value: str | None) -> int | None:
+    if value is None:
+        return None
+    value = value.strip()
+    return int(value) if value.lstrip("-").isdigit() and len(value) < 10 else None
+
+
+def _language(path: str) -> str:
+    return _LANGUAGES.get(posixpath.splitext(path)[1].lower(), "")
+
+
+def fenced(lines: list[SourceLine], language: str, at: SourceLine, indent: str) -> list[SourceLine]:
+    """A Markdown fenced code block around ``lines``, longer than any fence inside."""
+    longest = 2
+    for line in lines:
+        stripped = line.text.lstrip()
+        run = len(stripped) - len(stripped.lstrip("`"))
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    body = [ln._replace(text=_indented(indent, ln.text)) for ln in lines]
+    return [SourceLine(f"{indent}{fence}{language}", at.file, at.line), *body,
+            SourceLine(f"{indent}{fence}", at.file, at.line)]
+
+
+# -- selectors ----------------------------------------------------------------------------
+
+def include_lines(lines: list[SourceLine], options: dict[str, str]) -> list[SourceLine]:
+    """docutils ``include``: ``start-line``/``end-line`` (a Python slice of the lines),
+    then ``start-after``/``end-before`` (text: the first occurrence, mid-line too)."""
+    start, end = _int(options.get("start-line")), _int(options.get("end-line"))
+    selected = lines[start:end] if start is not None or end is not None else list(lines)
+    after = options.get("start-after")
+    if after:
+        selected = _after_text(selected, after)
+    before = options.get("end-before")
+    if before:
+        selected = _before_text(selected, before)
+    return selected
+
+
+def _after_text(lines: list[SourceLine], marker: str) -> list[SourceLine]:
+    for index, line in enumerate(lines):
+        column = line.text.find(marker)
+        if column >= 0:
+            rest = line.text[column + len(marker):]
+            head = [line._replace(text=rest)] if rest.strip() else []
+            return head + lines[index + 1:]
+    raise _Refused(f"start-after text not found ({marker[:60]})")
+
+
+def _before_text(lines: list[SourceLine], marker: str) -> list[SourceLine]:
+    for index, line in enumerate(lines):
+        column = line.text.find(marker)
+        if column >= 0:
+            head = line.text[:column]
+            return lines[:index] + ([line._replace(text=head)] if head.strip() else [])
+    raise _Refused(f"end-before text not found ({marker[:60]})")
+
+
+def literalinclude_lines(lines: list[SourceLine], options: dict[str, str],
+                         path: str) -> list[SourceLine]:
+    """Sphinx ``literalinclude``'s filters, in its order: ``pyobject``, ``start-at`` /
+    ``start-after``, ``end-at`` / ``end-before`` (first line containing the text),
+    ``lines``, ``dedent``, then ``prepend`` / ``append``."""
+    selected = list(lines)
+    if options.get("pyobject"):
+        selected = _pyobject(selected, options["pyobject"], path)
+    for option, keep in (("start-at", True), ("start-after", False)):
+        if options.get(option):
+            index = _line_with(selected, options[option], option)
+            selected = selected[index if keep else index + 1:]
+    for option, keep in (("end-at", True), ("end-before", False)):
+        if options.get(option):
+            index = _line_with(selected, options[option], option)
+            selected = selected[:index + 1 if keep else index]
+    if options.get("lines"):
+        selected = _pick_lines(selected, options["lines"])
+    if "dedent" in options:
+        selected = _dedent_lines(selected, _int(options["dedent"]))
+    first = selected[0] if selected else (lines[0] if lines else SourceLine("", path, 1))
+    if options.get("prepend"):
+        selected = [first._replace(text=options["prepend"]), *selected]
+    if options.get("append"):
+        selected = [*selected, first._replace(text=options["append"])]
+    return selected
+
+
+def _line_with(lines: list[SourceLine], text: str, option: str) -> int:
+    for index, line in enumerate(lines):
+        if text in line.text:
+            return index
+    raise _Refused(f"{option} text not found ({text[:60]})")
+
+
+def _pyobject(lines: list[SourceLine], name: str, path: str) -> list[SourceLine]:
+    """The lines of the Python object ``name`` (``Class.method``), decorators included."""
+    source = "\n".join(line.text for line in lines).encode("utf-8")
+    info = parse_module(source, path)
+    obj = info.objects.get(name.strip())
+    if info.problem or obj is None:
+        raise _Refused(f"pyobject {name.strip()[:60]} not found")
+    return [line for line in lines if obj.first_line <= line.line <= obj.last_line]
+
+
+def _pick_lines(lines: list[SourceLine], spec: str) -> list[SourceLine]:
+    """Sphinx ``:lines:``: ``1,3,5-10,20-`` (1-based, in the order given, clamped to the
+    lines there are)."""
+    total = len(lines)
+    picked: list[SourceLine] = []
+    for part in spec.split(","):
+        begin, dash, end = part.strip().partition("-")
+        try:
+            first = int(begin) if begin.strip() else 1
+            last = (int(end) if end.strip() else total) if dash else first
+        except ValueError:
+            raise _Refused(f"bad lines option ({spec[:60]})") from None
+        first, last = max(first, 1), min(last, total)
+        picked += lines[first - 1:last]
+    return picked
+
+
+def _dedent_lines(lines: list[SourceLine], amount: int | None) -> list[SourceLine]:
+    if amount is None:
+        margins = [len(ln.text) - len(ln.text.lstrip()) for ln in lines if ln.text.strip()]
+        amount = min(margins) if margins else 0
+        return [ln._replace(text=ln.text[amount:] if ln.text.strip() else "") for ln in lines]
+    return [ln._replace(text=ln.text[amount:]) for ln in lines]
+
+
+_ANCHOR = re.compile(r"ANCHOR(_END)?:[ \t]*([\w-]+)")
+
+
+def mdbook_lines(lines: list[SourceLine], selector: str) -> list[SourceLine]:
+    """mdBook: ``5`` (one line), ``2:10``, ``2:``, ``:10`` (1-based, inclusive), an
+    anchor name (the lines between ``ANCHOR: name`` and ``ANCHOR_END: name``), or all;
+    anchor marker lines are never shown."""
+    selector = selector.strip()
+    if not selector:
+        selected = lines
+    elif all(part.strip().isdigit() or not part.strip() for part in selector.split(":")):
+        parts = selector.split(":")
+        first = int(parts[0]) if parts[0].strip() else 1
+        last = int(parts[1]) if len(parts) > 1 and parts[1].strip() else \
+            first if len(parts) == 1 else len(lines)
+        selected = [ln for ln in lines if first <= ln.line <= last]
+    else:
+        selected = _anchored(lines, selector)
+    return [ln for ln in selected if not _ANCHOR.search(ln.text)]
+
+
+def _anchored(lines: list[SourceLine], name: str) -> list[SourceLine]:
+    inside = False
+    selected: list[SourceLine] = []
+    for line in lines:
+        match = _ANCHOR.search(line.text)
+        if match and match.group(2) == name:
+            if match.group(1):
+                if inside:
+                    return selected
+                continue
+            inside = True
+            continue
+        if inside:
+            selected.append(line)
+    if not inside:
+        raise _Refused(f"anchor {name[:60]} not found")
+    return selected
+
+
+def _snippet_marker(text: str) -> tuple[str, str, str | None] | None:
+    """A pymdownx snippet line: (indent, escape ``;``, quoted path or None for a block
+    marker), or None."""
+    stripped = text.lstrip(" \t")
+    indent = text[:len(text) - len(stripped)]
+    escape = ""
+    if stripped.startswith(";"):
+        escape, stripped = ";", stripped[1:]
+    head = stripped.lstrip("-")
+    if head == stripped or not head.startswith("8<"):
+        return None
+    tail = head[2:]
+    rest = tail.lstrip("-")
+    if rest == tail:
+        return None
+    rest = rest.strip()
+    if not rest:
+        return indent, escape, None
+    if len(rest) >= 2 and rest[0] in "'\"" and rest[-1] == rest[0]:
+        return indent, escape, rest[1:-1]
+    return None
+
+
+def _split_selector(written: str) -> tuple[str, str]:
+    """``file.md:3:5`` -> ("file.md", "3:5"); ``file.md:name`` -> ("file.md", "name")."""
+    path, colon, selector = written.partition(":")
+    return (path, selector) if colon else (written, "")
+
+
+_SECTION = re.compile(r"-{1,}8<-{1,}[ \t]*\[(start|end):([\w-]+)\]")
+
+
+def snippet_lines(lines: list[SourceLine], selector: str) -> list[SourceLine]:
+    """pymdownx: ``3:5``, ``3`` or ``3:`` (to the end), ``:5``, ``1:3,5:6``, or a section
+    name (``--8<-- [start:name]`` ... ``[end:name]``); section marker lines are never
+    shown."""
+    selector = selector.strip()
+    if selector and not selector.replace(":", "").replace(",", "").replace("-", "") \
+            .isdigit():
+        selected = _snippet_section(lines, selector)
+    elif selector:
+        selected = []
+        for part in selector.split(","):
+            begin, _, end = part.partition(":")
+            try:
+                first = int(begin) if begin.strip() else 1
+                last = int(end) if end.strip() else len(lines)
+            except ValueError:
+                raise _Refused(f"bad line range ({selector[:60]})") from None
+            selected += [ln for ln in lines if first <= ln.line <= last]
+    else:
+        selected = lines
+    return [ln for ln in selected if not _SECTION.search(ln.text)]
+
+
+def _snippet_section(lines: list[SourceLine], name: str) -> list[SourceLine]:
+    inside = False
+    selected: list[SourceLine] = []
+    for line in lines:
+        match = _SECTION.search(line.text)
+        if match and match.group(2) == name:
+            if match.group(1) == "end" and inside:
+                return selected
+            inside = inside or match.group(1) == "start"
+            continue
+        if inside:
+            selected.append(line)
+    if not inside:
+        raise _Refused(f"section {name[:60]} not found")
+    return selected
+
+
+_FASTAPI = re.compile(r"\{\*[ \t]*(\S+)[ \t]*(.*)\*\}")
+_FASTAPI_CONFIG = re.compile(r"(\w+)\[([^\]]+)\]")
+
+
+def _number_ranges(spec: str) -> list[tuple[int, int]]:
+    """``3:6,8,10:11`` -> [(3, 6), (8, 8), (10, 11)]."""
+    ranges = []
+    for part in spec.split(","):
+        begin, colon, end = part.strip().partition(":")
+        try:
+            first = int(begin)
+            ranges.append((first, int(end) if colon else first))
+        except ValueError:
+            raise _Refused(f"bad line range ({spec[:60]})") from None
+    return ranges
+
+
+def fastapi_lines(lines: list[SourceLine], ranges: list[tuple[int, int]],
+                  at: SourceLine) -> list[SourceLine]:
+    """The code FastAPI's docs show for ``ln[...]`` ranges: the ranges, with a comment
+    line where code is left out; the whole file without ranges."""
+    if not ranges:
+        return lines
+    made = lambda text: SourceLine(text, at.file, at.line)  # noqa: E731
+    out: list[SourceLine] = []
+    for index, (first, last) in enumerate(ranges):
+        if index == 0 and first > 1:
+            out += [made("# Code above omitted 👆"), made("")]
+        elif index > 0:
+            out += [made(""), made("# Code here omitted 👈"), made("")]
+        out += [ln for ln in lines if first <= ln.line <= last]
+    if ranges[-1][1] < len(lines):
+        out += [made(""), made("# Code below omitted 👇")]
+    return out
+
+
+__all__ = ["Dependency", "Expanded", "FORMS", "IncludeLimits", "SourceLine", "Span",
+           "build_expanded", "expand_include_lines", "expand_includes", "fenced",
+           "sha256_hex", "syntax_of"]
