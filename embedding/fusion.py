@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-DECIMALS = 4
+DECIMALS = 3  # 4 decimals: 6 of 163 answers changed across onnxruntime settings; 3: none
 
 
 class FusionParams(NamedTuple):

@@ -119,7 +119,7 @@ def test_fusion_ranks_by_rounded_score_then_id() -> None:
     got = fuse(lexical, cosines, IDS, VERSIONS, FusionParams(weight=0.5, floor=0.0))
     # a: .5 + .5 x .4 = .7; b, e: .25 + .5 = .75; c: .15 + .5 = .65 (scaled by .75)
     assert [f.id for f in got] == ["b", "a", "c"]  # e: the same version as b
-    assert [f.score for f in got] == [1.0, 0.9333, 0.8667]
+    assert [f.score for f in got] == [1.0, 0.933, 0.867]
 
 
 def test_a_section_without_a_query_term_needs_its_meaning() -> None:
