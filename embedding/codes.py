@@ -1,0 +1,53 @@
+"""Unit vectors as int8 codes, compared by integer dot products.
+
+A vector is kept as 384 int8 codes: each component times ``127 / (its largest absolute
+component)``, rounded half to even. The similarity of two code vectors is their cosine,
+``dot / sqrt(|a|^2 x |b|^2)``: the dot product and the squared lengths are exact integers
+(numpy integer arithmetic, no BLAS), and the one square root and division are IEEE
+float64 operations, correctly rounded on every machine. So the same codes give the same
+similarities bit for bit anywhere, and a code differs between two machines only where a
+float of the model's output sits on a rounding boundary.
+
+Per-vector scaling uses the whole int8 range for every vector; a fixed global scale
+clips the largest components of some vectors or wastes range on others
+(``docs/semantic.md`` has the measurements).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LIMIT = 127
+
+
+def quantize(vectors: Any) -> Any:
+    """int8 codes of float vectors (rows): scaled so each row's largest component is
+    +-127; a row of zeros stays zeros."""
+    import numpy as np
+
+    v = np.asarray(vectors, dtype=np.float32)
+    top = np.abs(v).max(axis=1, keepdims=True)
+    scale = np.where(top > 0, np.float32(LIMIT) / np.where(top > 0, top, 1), 0)
+    return np.rint(v * scale).astype(np.int8)
+
+
+def squared_norms(codes: Any) -> Any:
+    """Each row's squared length, as exact integers (int64)."""
+    import numpy as np
+
+    wide = codes.astype(np.int64)
+    return (wide * wide).sum(axis=1)
+
+
+def similarities(codes: Any, norms2: Any, query: Any) -> Any:
+    """Cosine of each row of ``codes`` with the ``query`` codes, float64 (0 for a row of
+    zeros): integer dot products, then one correctly rounded sqrt and division each."""
+    import numpy as np
+
+    q = np.asarray(query, dtype=np.int32)
+    dots = codes.astype(np.int32) @ q  # exact: |dot| <= 384 x 127 x 127 < 2**31
+    q2 = int((q.astype(np.int64) ** 2).sum())
+    denom = np.sqrt(norms2.astype(np.float64) * np.float64(q2))
+    out = np.zeros(len(dots), dtype=np.float64)
+    np.divide(dots.astype(np.float64), denom, out=out, where=denom > 0)
+    return out

