@@ -12,7 +12,7 @@ The library API (``doc_index.api``; every door is a thin layer over it)::
 ``list_caches``, ``inspect``, ``describe_caches``, ``describe`` (a cache's source, ref,
 commit, tokens, build time: ``CacheDetails``), ``delete``, ``install_hooks`` and
 ``uninstall_hooks`` do the rest; errors are ``DocIndexError`` subclasses
-(``doc_index.errors``). The code lives in three subpackages, following the data:
+(``doc_index.foundation.errors``). The code lives in three subpackages, following the data:
 ``indexer`` (source text -> sections), ``store`` (sections <-> cache directory) and
 ``server`` (cache -> answers: selection, the three tools, MCP, the ``context`` CLI). The
 names below load on first use (PEP 562), so ``import doc_index`` costs every door nothing.
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
         uninstall_hooks,
     )
     from .cache_details import CacheDetails
-    from .errors import ContextError, DocIndexError, MissingCache, UsageError
+    from .foundation.errors import ContextError, DocIndexError, MissingCache, UsageError
     from .server.results import Answer, CacheEntry, CacheInfo
     from .store.git_source import GitSourceError
     from .store.index_store import BuildReport
@@ -46,8 +46,9 @@ _EXPORTS = {
     "build": "api", "list_caches": "api", "inspect": "api", "resolve": "api",
     "delete": "api", "install_hooks": "api", "uninstall_hooks": "api",
     "describe_caches": "api", "describe": "api", "CacheDetails": "cache_details",
-    "DocIndexError": "errors", "UsageError": "errors", "ContextError": "errors",
-    "MissingCache": "errors",
+    "DocIndexError": "foundation.errors", "UsageError": "foundation.errors",
+    "ContextError": "foundation.errors",
+    "MissingCache": "foundation.errors",
     "Answer": "server.results", "CacheEntry": "server.results", "CacheInfo": "server.results",
     "BuildReport": "store.index_store", "GitSourceError": "store.git_source",
 }

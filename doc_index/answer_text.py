@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .printable import printable
+from .foundation.printable import printable
 from .server.results import Answer
 
 # Cc but \t and \n, Zl, Zp, the bidi controls (Cf), lone surrogates.

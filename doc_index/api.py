@@ -2,7 +2,7 @@
 
 Every door (the ``doc-index`` and ``context`` CLIs, the MCP server, the git hook, the
 demo) is a thin layer over these functions and the modules they call. Nothing here
-prints or exits: results are Python objects, failures are :class:`~doc_index.errors.
+prints or exits: results are Python objects, failures are :class:`~doc_index.foundation.errors.
 DocIndexError` subclasses (a ``code`` and its exit code in one table). ``root`` defaults
 to ``$DOC_INDEX_ROOT``, else the per-user data folder (``store.roots``); an empty one is
 a UsageError (it would name the current directory).
@@ -32,7 +32,7 @@ def _root(root: Path | str | None) -> Path:
 def _cache_dir(root: Path, name: str) -> Path:
     """The checked directory of cache ``name``; MissingCache naming it (and the closest
     names) or the root otherwise."""
-    from .errors import ContextError
+    from .foundation.errors import ContextError
     from .missing_cache import missing_cache
     from .server.cache_paths import resolve_cache_name
 
@@ -132,7 +132,7 @@ def resolve(name: str, query: str, budget: int | str, *,
     A name that is no cache under ``root`` is ``cache_missing`` (MissingCache), checked
     first.
     """
-    from .errors import ContextError, MissingCache
+    from .foundation.errors import ContextError, MissingCache
     from .missing_cache import missing_cache
     from .server import tools
     from .server.budget import parse_budget
@@ -160,7 +160,7 @@ def delete(name: str, *, root: Path | str | None = None) -> None:
     root = _root(root)
     _cache_dir(root, name)
     if not IndexStore(root).delete_index(name):  # deleted meanwhile by another process
-        from .errors import ContextError
+        from .foundation.errors import ContextError
 
         raise missing_cache(root, name, ContextError("cache_missing", "deleted meanwhile"))
 

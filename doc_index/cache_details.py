@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .errors import ContextError
+from .foundation.errors import ContextError
 from .server.cache_paths import resolve_cache_name
 from .server.tools import cache_info_and_manifest
 from .store.source_identity import shown_source

@@ -3,7 +3,7 @@
 A thin layer over the library API (``doc_index.api``): it parses the arguments, calls
 the API and renders its objects (``server.jsonout``); ``server.mcp_server`` serves MCP.
 Errors are one ``error: <message>`` line on stderr with the exit code of the one table
-(``doc_index.errors``, as DESIGN.md lists them); never a traceback.
+(``doc_index.foundation.errors``, as DESIGN.md lists them); never a traceback.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import __version__
-from .errors import EXIT_USAGE
+from .foundation.errors import EXIT_USAGE
+from .foundation.printable import printable
 from .mcp_config import CLIENTS
-from .printable import printable
 
 
 class _Parser(argparse.ArgumentParser):
@@ -139,7 +139,7 @@ def _naming_options(parser: argparse.ArgumentParser, *, hook: bool = False) -> N
 def _file_bytes(text: str) -> int:
     """``--max-file-bytes``: an integer the build accepts (``any_source.check_max_bytes``),
     else a usage error."""
-    from .errors import UsageError
+    from .foundation.errors import UsageError
     from .store.any_source import check_max_bytes
 
     try:
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args)
     except (Exception, KeyboardInterrupt) as exc:  # the last line of defence: a fact
-        from .errors import exit_code_of
+        from .foundation.errors import exit_code_of
         from .messages import for_people
 
         print(f"error: {for_people(exc, args)}", file=sys.stderr)

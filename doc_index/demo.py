@@ -10,7 +10,7 @@ import json
 import sys
 
 from . import api
-from .printable import printable
+from .foundation.printable import printable
 from .server.jsonout import answer_text
 
 

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .cache_details import NATIVE, V0, CacheDetails
-from .printable import printable
+from .foundation.printable import printable
 from .store.source_identity import shown_source
 
 _COLUMNS = ("NAME", "SOURCE", "REF", "COMMIT", "SECTIONS", "TOKENS", "SIZE", "AGE")

@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import UsageError
+from .foundation.errors import UsageError
 
 # client -> the shape of its configuration block
 _CLIENTS: dict[str, str] = {

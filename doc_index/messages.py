@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from .errors import ContextError, MissingCache, describe
-from .printable import printable
+from .foundation.errors import ContextError, MissingCache, describe
+from .foundation.printable import printable
 
 _SHOWN_CHARS = 40
 

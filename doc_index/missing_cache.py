@@ -11,8 +11,8 @@ import difflib
 import os
 from pathlib import Path
 
-from .errors import ContextError, MissingCache
-from .printable import printable
+from .foundation.errors import ContextError, MissingCache
+from .foundation.printable import printable
 
 MAX_SUGGESTIONS = 3
 # difflib.get_close_matches's default: below it, suggestions are mostly noise.

@@ -30,7 +30,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import DocIndexError
+from ..foundation.errors import DocIndexError
 from .model import KNOWN_MODELS, ModelError, user_model_dir
 
 REPOSITORY = "sentence-transformers/all-MiniLM-L6-v2"

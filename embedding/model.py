@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import DocIndexError
+from ..foundation.errors import DocIndexError
 
 DIM = 384
 SECTION_PIECES = 64  # word pieces of a section's input, [CLS] and [SEP] included

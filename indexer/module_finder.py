@@ -10,7 +10,7 @@ in ``flask/__init__.py``) and star imports.
 
 All reading goes through a ``read(path) -> bytes | None`` callback given repo-relative
 POSIX paths; every path made here is normalised and checked with
-:func:`store.safe_paths.path_problem` first, so nothing outside the source is asked for.
+:func:`foundation.safe_paths.path_problem` first, so nothing outside the source is asked for.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import posixpath
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
-from ..store.safe_paths import path_problem
+from ..foundation.safe_paths import path_problem
 from .python_source import ModuleInfo, PyObject, parse_module, unreadable
 
 Reader = Callable[[str], "bytes | None"]

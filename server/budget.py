@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..errors import ContextError
+from ..foundation.errors import ContextError
 
 MAX_BUDGET = 10_000_000
 _INTEGER = re.compile(r"-?[0-9]{1,18}", re.ASCII)

@@ -23,7 +23,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..errors import ContextError
+from ..foundation.errors import ContextError
 
 _READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CHUNK = 1 << 20

@@ -31,7 +31,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..errors import ContextError
+from ..foundation.errors import ContextError
 from ..store.cache_names import name_problem
 
 _IO_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EIO})

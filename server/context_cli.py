@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from ..errors import (
+from ..foundation.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from doc_index import __version__
 
-from ..errors import EXIT_INTERRUPTED, ContextError
+from ..foundation.errors import EXIT_INTERRUPTED, ContextError
 from .mcp_early import EarlyAnswers
 from .mcp_tools import (
     CANONICAL_NAMES,

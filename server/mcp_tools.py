@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ContextError, as_context_error
+from ..foundation.errors import ContextError, as_context_error
 from .budget import MAX_BUDGET, budget_from_json
 from .cache_paths import real_root, resolve_cache_name, verify_cache_tree
 from .warm_caches import WarmCaches

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from .strict_json import parse_json
+from ..foundation.strict_json import parse_json
 
 logger = logging.getLogger("doc_index.server.mcp")
 

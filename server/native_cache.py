@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import CacheReplaced, ContextError
+from ..foundation.errors import CacheReplaced, ContextError
+from ..foundation.strict_json import parse_json_object_streaming
 from ..store.index_store import CURRENT_INDEX_VERSION
 from ..store.manifest import (
     MANIFEST_NAME,
@@ -29,7 +30,6 @@ from ..store.manifest import (
 from ..store.search_index import SearchIndex
 from .cache_files import open_regular, read_regular, swapped
 from .section_table import SectionTable, SectionTableBuilder
-from .strict_json import parse_json_object_streaming
 
 _CHUNK = 1 << 20  # bytes per read when counting lines
 

@@ -83,7 +83,7 @@ from itertools import compress
 from operator import itemgetter
 from typing import Any
 
-from ..errors import ContextError
+from ..foundation.errors import ContextError
 from ..indexer.analysis import (
     FEATURE_CHANGELOG,
     WORD,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from ..errors import ContextError
+from ..foundation.errors import ContextError
 from .native_cache import NativeCache
 
 

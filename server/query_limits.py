@@ -15,7 +15,7 @@ term, and the bound is on the answer instead: the echoes of one answer hold at m
 
 from __future__ import annotations
 
-from ..errors import ContextError
+from ..foundation.errors import ContextError
 
 MAX_QUERY_BYTES = 4096
 WHY_MAX_TERMS = 32

@@ -22,7 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from ..errors import CacheReplaced, ContextError, as_context_error
+from ..foundation.errors import CacheReplaced, ContextError, as_context_error
+from ..foundation.strict_json import parse_json
 from ..store.cache_names import STAGING_DIR
 from ..store.manifest import MANIFEST_NAME as MANIFEST
 from ..store.manifest import MAX_MANIFEST_BYTES, manifest_head
@@ -30,7 +31,6 @@ from .budget import check_budget
 from .cache_files import read_regular, swapped
 from .jsonout import answer_text, info_text, list_text
 from .results import Answer, CacheEntry, CacheInfo
-from .strict_json import parse_json
 from .v0_cache import V0Cache, load_v0_cache
 from .v0_selection import select_v0
 

@@ -16,9 +16,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import ContextError
+from ..foundation.errors import ContextError
+from ..foundation.strict_json import parse_json
 from .cache_files import read_regular
-from .strict_json import parse_json
 from .v0_cache import sha256_version
 
 BUILD_CONFIG: dict[str, str] = {"version": "1", "hash_algorithm": "sha256"}
@@ -31,7 +31,7 @@ class NotACache(ContextError):
     a message for people (the path and the way out) instead of the canonical one."""
 
     def __init__(self, cache: Path) -> None:
-        from ..printable import printable
+        from ..foundation.printable import printable
 
         super().__init__(
             "io_error",

@@ -12,10 +12,10 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
-from ..errors import ContextError
+from ..foundation.errors import ContextError
+from ..foundation.strict_json import parse_json
 from ..store.manifest import MAX_MANIFEST_BYTES
 from .cache_files import read_regular
-from .strict_json import parse_json
 from .v0_selection import V0Document
 
 _RFC3339 = re.compile(

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any, NamedTuple
 
-from ..errors import ContextError
+from ..foundation.errors import ContextError
 from .query_limits import check_query_length, check_v0_echo
 
 # Unicode White_Space, exactly. str.split() would also split on U+001C..U+001F.

@@ -35,7 +35,7 @@ from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from ..errors import UsageError
+from ..foundation.errors import UsageError
 
 T = TypeVar("T")
 

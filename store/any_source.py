@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import DocIndexError, UsageError
-from ..printable import printable
+from ..foundation.errors import DocIndexError, UsageError
+from ..foundation.printable import printable
 from .index_store import BuildReport, IndexStore, Progress
 from .manifest import MAX_RAW_FILE_BYTES
 from .sources import DEFAULT_MAX_BYTES
@@ -58,7 +58,7 @@ def build_source(store: IndexStore, source: str, *, name: str | None = None,
         return build_from_git(store, source, name=name, ref=ref, full=full, replace=replace,
                               max_bytes=max_bytes, progress=progress, subdir=subdir,
                               everything=everything)
-    from ..redact import redact
+    from ..foundation.redact import redact
 
     directory = Path(source)
     if not directory.is_dir():

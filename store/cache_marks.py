@@ -26,8 +26,8 @@ import re
 import stat
 from pathlib import Path
 
-from ..errors import UsageError
-from ..printable import printable
+from ..foundation.errors import UsageError
+from ..foundation.printable import printable
 from . import commit
 
 _NATIVE_HEAD = re.compile(

@@ -43,8 +43,8 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import UsageError, describe, exit_code_of
-from ..printable import printable
+from ..foundation.errors import UsageError, describe, exit_code_of
+from ..foundation.printable import printable
 from .git_run import run_git
 from .lock import BuildLock
 

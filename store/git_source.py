@@ -36,9 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import DocIndexError, UsageError
+from ..foundation.errors import DocIndexError, UsageError
+from ..foundation.redact import redact  # every message that may quote a URL
+from ..foundation.safe_paths import path_problem
 from ..indexer.formats import is_doc_path, is_txt_path
-from ..redact import redact  # every message that may quote a URL
 from .doc_config import MAX_CONFIG_BYTES
 from .doc_selection import (
     ALL,
@@ -55,7 +56,6 @@ from .index_store import BuildReport, IndexStore, Progress, warm_worker
 from .local_source import tell
 from .lock import BuildLock
 from .manifest import MANIFEST_NAME
-from .safe_paths import path_problem
 from .source_identity import Source, git_source, place_of, remote_names
 from .sources import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile, nothing_to_index
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..errors import UsageError
+from ..foundation.errors import UsageError
 from ..indexer.ids import IdAssigner, heading_slug, section_path
 from ..indexer.model import ParsedFile
 from ..indexer.versions import (

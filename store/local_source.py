@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import UsageError
-from ..printable import printable
+from ..foundation.errors import UsageError
+from ..foundation.printable import printable
 from .doc_selection import check_subdir, kinds_line
 from .index_store import BuildReport, IndexStore, Progress, warm_worker
 from .source_identity import directory_source

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from ..errors import DocIndexError
+from ..foundation.errors import DocIndexError
 from . import commit
 
 

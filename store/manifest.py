@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..errors import UsageError
-from .safe_paths import path_problem
+from ..foundation.errors import UsageError
+from ..foundation.safe_paths import path_problem
 
 MANIFEST_NAME = "manifest.json"
 SEARCH_INDEX_NAME = "search.idx"

@@ -18,8 +18,8 @@ import os
 import shlex
 from pathlib import Path
 
-from ..errors import UsageError
-from ..printable import printable
+from ..foundation.errors import UsageError
+from ..foundation.printable import printable
 
 ROOT_ENV = "DOC_INDEX_ROOT"
 APP_NAME = "doc-index"

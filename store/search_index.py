@@ -45,7 +45,7 @@ from bisect import bisect_left, bisect_right
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..foundation.errors import UsageError
 from .manifest import MAX_SEARCH_INDEX_BYTES, open_live_file
 
 MAGIC = b"doc-index search v3\n"

@@ -7,7 +7,7 @@ A source is one of three kinds:
 - ``git-work-tree``: a folder inside a git work tree (at any depth); location = its
   absolute resolved path, ref = the checked-out branch (None when detached);
 - ``git``: a git URL or bare repository; location = the URL without credentials
-  (``doc_index.redact``), ref = ``--ref`` (None: the remote's default branch).
+  (``doc_index.foundation.redact``), ref = ``--ref`` (None: the remote's default branch).
 
 The manifest records it as ``"source": {"kind", "location", "ref", "commit"}``
 (``record``), plus ``"select": "all"`` or ``"select": "subdir", "subdir": P`` when the
@@ -44,10 +44,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from ..errors import UsageError
+from ..foundation.errors import UsageError
+from ..foundation.safe_paths import MAX_COMPONENT_BYTES
 from .cache_names import name_problem
 from .git_run import start_git, wait_git
-from .safe_paths import MAX_COMPONENT_BYTES
 
 # How a build chooses the files of its source (``doc_selection``'s modes).
 DOCS, ALL, SUBDIR, FOLDER = "docs", "all", "subdir", "folder"

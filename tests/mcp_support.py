@@ -101,7 +101,7 @@ def tool_call(request_id: int | str, name: str, arguments: Any = None) -> dict[s
 
 
 def error_text(code: str) -> str:
-    from doc_index.errors import ContextError
+    from doc_index.foundation.errors import ContextError
 
     return ContextError(code).to_json_text()
 

@@ -15,7 +15,7 @@ from doc_index.server.results import Answer, CacheEntry, CacheInfo
 
 import doc_index
 from doc_index import listing
-from doc_index.errors import EXIT_CODES, DocIndexError, UsageError
+from doc_index.foundation.errors import EXIT_CODES, DocIndexError, UsageError
 
 KEY = "local-mdkit-docs"
 QUERY = "my request times out, how do I retry it?"
@@ -163,7 +163,7 @@ def test_the_cli_in_process_leaves_the_api_functions_in_place(tmp_path: Path) ->
 def test_an_unexpected_error_never_shows_a_urls_secrets() -> None:
     """The last line of defence (``errors.describe``) redacts what an error it did not
     expect may quote: a URL's user info and query."""
-    from doc_index.errors import describe
+    from doc_index.foundation.errors import describe
 
     url = "https://user:s3cret@example.com/o/r.git?private_token=t0ken"
     for exc in (RuntimeError(f"failed on {url}"), OSError(2, f"no such thing {url}", url)):

@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp_support import RawServer, error_text, initialize, server_argv, tool_call
 
-from doc_index.errors import ContextError
+from doc_index.foundation.errors import ContextError
 
 # A process may map this much: several times what a healthy run needs, far below what
 # reading a 4 GB search.idx takes.

@@ -17,9 +17,10 @@ import pytest
 from conftest import build, write_tree
 from doc_index.server.native_cache import load_native_cache
 from doc_index.server.section_table import MEMO_BYTES_PER_SECTION, UNREAD_FIELDS
-from doc_index.server.strict_json import parse_json, parse_json_object_streaming
 from hypothesis import given
 from hypothesis import strategies as st
+
+from doc_index.foundation.strict_json import parse_json, parse_json_object_streaming
 
 WORDS = [f"{stem}{end}" for stem in ("data", "route", "token", "cache", "model", "query",
                                      "field", "page", "error", "hook")
@@ -89,7 +90,7 @@ def test_hand_written_manifest_fields_round_trip(cache_dir: Path, tmp_path: Path
     manifest has them; a manifest that lists its sections twice is refused."""
     import shutil
 
-    from doc_index.errors import ContextError
+    from doc_index.foundation.errors import ContextError
 
     copy = tmp_path / "copy"
     shutil.copytree(cache_dir, copy)

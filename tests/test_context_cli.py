@@ -13,7 +13,7 @@ import pytest
 from doc_index.server import context_cli, tools
 from doc_index.server.v0_build import build_v0_cache
 
-from doc_index.errors import ContextError
+from doc_index.foundation.errors import ContextError
 
 COMPAT_CACHES = Path(__file__).parent / "compat" / "context-engine-compat" / "fixtures" / "v0"
 MINIMAL = COMPAT_CACHES / "caches" / "minimal"

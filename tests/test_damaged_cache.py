@@ -25,7 +25,7 @@ from doc_index.store.manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from doc_index.errors import ContextError
+from doc_index.foundation.errors import ContextError
 
 KEY = "local-src"
 QUERY = "retry timeout"
@@ -427,7 +427,7 @@ def test_damaged_cache_subprocess_never_tracebacks(damaged_root: Path) -> None:
         "import sys, json\n"
         "from pathlib import Path\n"
         "from doc_index.server import tools\n"
-        "from doc_index.errors import ContextError\n"
+        "from doc_index.foundation.errors import ContextError\n"
         "root = Path(sys.argv[1])\n"
         "for d in sorted(root.iterdir()):\n"
         "    if not d.is_dir():\n"

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp_support import RawServer, initialize, make_root, server_argv, tool_call
 
-from doc_index.errors import CANONICAL_MESSAGES
+from doc_index.foundation.errors import CANONICAL_MESSAGES
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from doc_index import cli
-from doc_index.errors import ContextError
+from doc_index.foundation.errors import ContextError
 
 SECRET = "SECRET-OUTSIDE-b41d"
 GOOD = "local-src"

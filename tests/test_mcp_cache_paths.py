@@ -10,7 +10,7 @@ import pytest
 from doc_index.server import tools
 from doc_index.server.cache_paths import resolve_cache_name
 
-from doc_index.errors import ContextError
+from doc_index.foundation.errors import ContextError
 
 
 @pytest.fixture()

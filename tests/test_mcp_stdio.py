@@ -30,7 +30,7 @@ from mcp_support import (
     tool_call,
 )
 
-from doc_index.errors import EXIT_CODES
+from doc_index.foundation.errors import EXIT_CODES
 
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}
 DOTTED = ["context.resolve", "context.list_caches", "context.inspect_cache"]

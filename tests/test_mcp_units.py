@@ -25,7 +25,7 @@ from doc_index.server.mcp_wire import (
     read_lines,
 )
 
-from doc_index.errors import ContextError
+from doc_index.foundation.errors import ContextError
 
 
 class RecordingBackend:

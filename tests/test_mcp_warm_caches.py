@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from doc_index.server.warm_caches import WarmCaches, cache_stamp
 
-from doc_index.errors import ContextError
+from doc_index.foundation.errors import ContextError
 
 
 def make_cache(path: Path, content: str) -> None:

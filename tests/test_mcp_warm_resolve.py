@@ -25,7 +25,7 @@ from mcp_support import (
     tool_call,
 )
 
-from doc_index.errors import EXIT_CODES, ContextError
+from doc_index.foundation.errors import EXIT_CODES, ContextError
 
 REPO = Path(__file__).resolve().parents[1]
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}

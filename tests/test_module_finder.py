@@ -13,7 +13,8 @@ from doc_index.indexer.module_finder import (
     read_sphinx_conf,
     search_roots,
 )
-from doc_index.store.safe_paths import path_problem
+
+from doc_index.foundation.safe_paths import path_problem
 
 CONF = b'''
 import os, sys

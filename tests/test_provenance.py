@@ -15,7 +15,7 @@ from doc_index.server.native_cache import load_native_cache
 from doc_index.server.native_selection import select
 from mcp_support import RawServer, initialize, result_text, server_argv, tool_call
 
-from doc_index.errors import ContextError
+from doc_index.foundation.errors import ContextError
 
 GUIDE = (
     "---\ntitle: Guide\n---\n\n"

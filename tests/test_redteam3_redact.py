@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from doc_index.redact import redact
+from doc_index.foundation.redact import redact
 
 TOKEN = "s3cr3t-t0ken"
 LEAKED = [f"me:{TOKEN}/ab+c=@git-codecommit.example:v1/repos/r",

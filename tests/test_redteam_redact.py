@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from doc_index.redact import redact
+from doc_index.foundation.redact import redact
 
 TOKEN = "s3cr3t-t0ken"
 URLS = [f"https://me@corp.com:{TOKEN}@host/o/r", f"https://me@corp.com:p/{TOKEN}@host/o/r",

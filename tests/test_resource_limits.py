@@ -24,7 +24,7 @@ from doc_index.server.query_limits import (
 )
 from doc_index.store.manifest import MAX_MANIFEST_BYTES
 
-from doc_index.errors import ContextError
+from doc_index.foundation.errors import ContextError
 
 CAP = MAX_SECTIONS_PER_FILE
 

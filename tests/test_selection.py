@@ -21,7 +21,7 @@ from doc_index.server.native_cache import NativeCache, load_native_cache
 from doc_index.server.native_selection import PARAMS, analyze_query, rank, select
 from doc_index.server.packing import doc_charge, frame_charge
 
-from doc_index.errors import ContextError
+from doc_index.foundation.errors import ContextError
 
 DOCS = {
     "guide/install.md": (

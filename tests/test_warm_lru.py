@@ -19,7 +19,7 @@ from doc_index.server.warm_caches import (
 )
 from mcp_support import RawServer, context_cli, initialize, result_text, server_argv, tool_call
 
-from doc_index.errors import UsageError
+from doc_index.foundation.errors import UsageError
 
 QUERIES = [("install the plugin", 2000), ("configure parser hooks", 500), ("release", 8000)]
 NAMES = ("alpha", "beta", "gamma")

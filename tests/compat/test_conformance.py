@@ -25,7 +25,7 @@ from compat_support import (
 from doc_index.server import tools
 from mcp_support import GOLDENS
 
-from doc_index.errors import CANONICAL_MESSAGES, ContextError
+from doc_index.foundation.errors import CANONICAL_MESSAGES, ContextError
 
 FIXTURE_CACHES = ["minimal", "realistic", "tie_break", "future_version"]
 QUERY_NAMES = sorted(path.stem for path in QUERIES.glob("*.json"))

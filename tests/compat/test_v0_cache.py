@@ -22,7 +22,7 @@ from compat_support import (
 from doc_index.server import tools
 from doc_index.server.v0_build import build_v0_cache, compute_cache_version
 
-from doc_index.errors import ContextError
+from doc_index.foundation.errors import ContextError
 
 CREATED_AT = re.compile(rb'"created_at": "[^"]*"')
 RFC3339_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")

@@ -23,7 +23,7 @@ from doc_index.server.v0_selection import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from doc_index.errors import ContextError
+from doc_index.foundation.errors import ContextError
 
 
 def ratio(matches: int, words: int) -> float:
