@@ -111,7 +111,7 @@ class Corpus:
     """One built corpus: its cache, its sections' texts and the three rankers."""
 
     def __init__(self, cache_dir: Path) -> None:
-        from doc_index.server.native_cache import load_native_cache
+        from doc_index.store.native_cache import load_native_cache
 
         self.cache_dir = cache_dir
         self.cache = load_native_cache(cache_dir)

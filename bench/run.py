@@ -250,7 +250,7 @@ def stage_quality(cfg: Config, work: Path, queries: Path) -> dict[str, Any]:
 
 def stage_tokens(work: Path) -> dict[str, Any]:
     from doc_index.indexer.tokens import estimate_tokens
-    from doc_index.server.native_cache import load_native_cache
+    from doc_index.store.native_cache import load_native_cache
 
     from . import quality, token_accuracy
 

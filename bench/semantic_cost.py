@@ -112,7 +112,7 @@ import json, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
 job = json.loads(sys.argv[1])
-from doc_index.server.native_cache import load_native_cache
+from doc_index.store.native_cache import load_native_cache
 from doc_index.server.native_selection import Params, _concepts, pack, rank
 from doc_index.server.jsonout import dumps
 cache_dir = Path(job["cache"])

@@ -34,7 +34,7 @@ def _cache_dir(root: Path, name: str) -> Path:
     names) or the root otherwise."""
     from .foundation.errors import ContextError
     from .missing_cache import missing_cache
-    from .server.cache_paths import resolve_cache_name
+    from .store.cache_paths import resolve_cache_name
 
     try:
         return resolve_cache_name(root, name)

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .foundation.errors import ContextError
-from .server.cache_paths import resolve_cache_name
 from .server.tools import cache_info_and_manifest
+from .store.cache_paths import resolve_cache_name
 from .store.source_identity import shown_source
 
 NATIVE = "doc-index"

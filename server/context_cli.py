@@ -31,9 +31,9 @@ from ..foundation.errors import (
     UsageError,
     as_context_error,
 )
+from ..store.v0_build import build_v0_cache
 from . import tools
 from .budget import parse_budget
-from .v0_build import build_v0_cache
 
 
 class _Parser(argparse.ArgumentParser):

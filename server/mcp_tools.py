@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from ..foundation.errors import ContextError, as_context_error
+from ..store.cache_paths import real_root, resolve_cache_name, verify_cache_tree
 from .budget import MAX_BUDGET, budget_from_json
-from .cache_paths import real_root, resolve_cache_name, verify_cache_tree
 from .warm_caches import WarmCaches
 
 logger = logging.getLogger("doc_index.server.mcp")

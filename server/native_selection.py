@@ -91,8 +91,8 @@ from ..indexer.analysis import (
     all_stopword_terms,
     query_concepts,
 )
+from ..store.native_cache import NativeCache
 from . import detmath
-from .native_cache import NativeCache
 from .packing import Packer
 from .query_limits import check_query_length, why_terms
 from .semantic import related_terms

@@ -29,7 +29,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from ..foundation.errors import ContextError
-from .native_cache import NativeCache
+from ..store.native_cache import NativeCache
 
 
 def heading_path(cache: NativeCache, d: int) -> list[str]:

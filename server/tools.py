@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ..foundation.errors import CacheReplaced, ContextError, as_context_error
 from ..foundation.strict_json import parse_json
+from ..store.cache_files import read_regular, swapped
 from ..store.cache_names import STAGING_DIR
 from ..store.manifest import MANIFEST_NAME as MANIFEST
 from ..store.manifest import MAX_MANIFEST_BYTES, manifest_head
+from ..store.v0_cache import V0Cache, load_v0_cache
 from .budget import check_budget
-from .cache_files import read_regular, swapped
 from .jsonout import answer_text, info_text, list_text
 from .results import Answer, CacheEntry, CacheInfo
-from .v0_cache import V0Cache, load_v0_cache
 from .v0_selection import select_v0
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def load_for_resolve(cache_dir: Path) -> Any:
     finally:
         os.close(dir_fd)
     if native:
-        from .native_cache import load_native_cache
+        from ..store.native_cache import load_native_cache
 
         return load_native_cache(cache_dir)
     raise ContextError("cache_invalid", "manifest is neither a v0 nor a native manifest")

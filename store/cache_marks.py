@@ -7,7 +7,7 @@ cache, a real directory (not a symlink) that is one of:
   every manifest, ``{"cache_version":"sha256:<64 hex>","document_count":N,
   "index_version":N,``, whatever follows (a manifest damaged further on is still one);
 - a Context Engine v0 cache: ``manifest.json`` is a JSON object with ``build_config``
-  (``server.v0_build.is_v0_cache``, the test ``context build --force`` uses);
+  (``v0_build.is_v0_cache``, the test ``context build --force`` uses);
 - a doc-index cache damaged past that (its manifest gone or overwritten): its *mark*,
   ``<root>/.doc-index-tmp/<key>/cache``, names this very directory (device and inode).
 
@@ -135,7 +135,7 @@ def deletion_refusal(root: Path, key: str) -> str | None:
         return "it is not a directory"
     if is_native_cache(path) or _marked(root, key, st):
         return None
-    from ..server.v0_build import is_v0_cache
+    from .v0_build import is_v0_cache
 
     if is_v0_cache(path):
         return None

@@ -387,7 +387,7 @@ def _held_by_another(root: Path, key: str, identity: Any) -> str | None:
     old = store._read_old_head(key)
     if old is not None:
         return None if identity.same_as(old[1]) else header_source_text(old[1])
-    from ..server.v0_build import is_v0_cache
+    from .v0_build import is_v0_cache
 
     return "a Context Engine v0 cache" if is_v0_cache(root / key) else None
 

@@ -281,7 +281,7 @@ class IndexStore:
         """OtherSource when ``key`` holds a Context Engine v0 cache (``context build``'s):
         another kind of cache, never replaced without ``replace``. (A damaged doc-index
         cache has no source to compare and is rebuilt, as before.)"""
-        from ..server.v0_build import is_v0_cache  # (only when there is no usable header)
+        from .v0_build import is_v0_cache  # (only when there is no usable header)
 
         if is_v0_cache(self.cache_dir(key)):
             from .source_identity import OtherSource

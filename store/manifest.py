@@ -35,7 +35,7 @@ MAX_SEARCH_INDEX_BYTES = 4 * MAX_MANIFEST_BYTES
 
 def open_live_file(path: Path) -> BinaryIO:
     """A file of a live cache generation, for a build to read, opened as readers open one
-    (``server.cache_files``): never through a symlink, never waiting on a FIFO, a regular
+    (``cache_files``): never through a symlink, never waiting on a FIFO, a regular
     file only (OSError otherwise). Whoever can write the root could put anything there."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     if not stat.S_ISREG(os.fstat(fd).st_mode):

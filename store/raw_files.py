@@ -4,7 +4,7 @@ they are intact there, copied from the live generation otherwise.
 Creating a file is what carrying cost: one new inode per unchanged file (about 0.7 ms each
 on the benchmark machine's ext4, against 15 us for a rename: 595 copies were 0.45 s of a
 0.8 s rebuild after a 5-file ``git pull``). Hard links would avoid it but readers refuse a
-cache file with a second link (``server.cache_paths``: a hard link may lead outside the
+cache file with a second link (``cache_paths``: a hard link may lead outside the
 root), and during a build every unchanged file of the live generation would have one.
 
 So the store keeps two generations of each cache: the live one and the *spare*, the one

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from doc_index.server.native_cache import NativeCache, load_native_cache
 from doc_index.store.index_store import BuildReport, IndexStore
+from doc_index.store.native_cache import NativeCache, load_native_cache
 from doc_index.store.source_identity import directory_source
 from doc_index.store.sources import scan_directory
 from hypothesis import settings

@@ -18,7 +18,7 @@ from conftest import REPO, build, write_tree
 from doc_index.indexer.document import NotIndexable, index_file
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 from doc_index.server import tools
-from doc_index.server.native_cache import load_native_cache
+from doc_index.store.native_cache import load_native_cache
 from doc_index.store.parallel import parse_one
 from doc_index.store.sources import scan_directory
 from hypothesis import HealthCheck, given, settings

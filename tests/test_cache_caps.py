@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, run_cli, v0_cache_from, write_tree
-from doc_index.server import tools, v0_cache
-from doc_index.store import search_index
+from doc_index.server import tools
+from doc_index.store import search_index, v0_cache
 from doc_index.store.git_source import redact
 from doc_index.store.manifest import MAX_SEARCH_INDEX_BYTES
 from hypothesis import given

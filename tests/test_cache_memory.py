@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import build, write_tree
-from doc_index.server.native_cache import load_native_cache
-from doc_index.server.section_table import MEMO_BYTES_PER_SECTION, UNREAD_FIELDS
+from doc_index.store.native_cache import load_native_cache
+from doc_index.store.section_table import MEMO_BYTES_PER_SECTION, UNREAD_FIELDS
 from hypothesis import given
 from hypothesis import strategies as st
 

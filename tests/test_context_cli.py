@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from doc_index.server import context_cli, tools
-from doc_index.server.v0_build import build_v0_cache
+from doc_index.store.v0_build import build_v0_cache
 
 from doc_index.foundation.errors import ContextError
 

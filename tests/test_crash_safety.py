@@ -19,7 +19,7 @@ from conftest import (
     store_leftovers,
     without_indexed_at,
 )
-from doc_index.server.native_cache import load_native_cache
+from doc_index.store.native_cache import load_native_cache
 
 
 def _make_source(path: Path, copies: int) -> None:

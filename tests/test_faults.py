@@ -32,13 +32,13 @@ from conftest import (
     write_tree,
 )
 from doc_index.server import tools
-from doc_index.server.cache_paths import resolve_cache_name
-from doc_index.server.native_cache import load_native_cache
 from doc_index.server.warm_caches import WarmCaches
 from doc_index.store import commit as commit_mod
 from doc_index.store import parallel
+from doc_index.store.cache_paths import resolve_cache_name
 from doc_index.store.index_store import IndexStore
 from doc_index.store.manifest import SectionSpool
+from doc_index.store.native_cache import load_native_cache
 from doc_index.store.search_index import IndexWriter
 from mcp_support import RawServer, python_argv
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from doc_index.server import tools
-from doc_index.server.cache_paths import resolve_cache_name
+from doc_index.store.cache_paths import resolve_cache_name
 
 from doc_index.foundation.errors import ContextError
 

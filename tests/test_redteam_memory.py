@@ -9,7 +9,7 @@ import tracemalloc
 from pathlib import Path
 
 from conftest import run_cli, write_tree
-from doc_index.server.native_cache import load_native_cache
+from doc_index.store.native_cache import load_native_cache
 
 
 def held_and_estimated(cache_dir: Path) -> tuple[int, int]:

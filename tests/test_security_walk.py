@@ -300,8 +300,8 @@ def test_a_root_with_lock_files_of_the_old_layout(tmp_path: Path) -> None:
 
 def test_staging_area_name_is_reserved_everywhere(tmp_path: Path) -> None:
     from doc_index.server import tools
-    from doc_index.server.cache_paths import check_cache_name
     from doc_index.store import commit
+    from doc_index.store.cache_paths import check_cache_name
     from doc_index.store.index_store import InvalidCacheKey, check_key
 
     from doc_index.foundation.errors import ContextError

@@ -11,9 +11,9 @@ import zipfile
 from pathlib import Path
 
 from conftest import REPO, SAFETY_TIMEOUT, build, run_cli, write_tree
-from doc_index.server.native_cache import NativeCache
 from doc_index.server.native_selection import PARAMS, rank, select
 from doc_index.server.semantic import TABLE_PATH, related_words
+from doc_index.store.native_cache import NativeCache
 
 DOCS = {
     "uploads.md": "# Uploads\n\nUploads are stored on disk before the view sees them.\n",

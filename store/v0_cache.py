@@ -14,9 +14,9 @@ from typing import Any, NamedTuple
 
 from ..foundation.errors import ContextError
 from ..foundation.strict_json import parse_json
-from ..store.manifest import MAX_MANIFEST_BYTES
+from ..server.v0_selection import V0Document
 from .cache_files import read_regular
-from .v0_selection import V0Document
+from .manifest import MAX_MANIFEST_BYTES
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII

@@ -25,7 +25,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
-from ..store.manifest import SECTION_FIELDS, section_problem
+from .manifest import SECTION_FIELDS, section_problem
 
 UNREAD_FIELDS = ("summary", "keywords")
 _KEPT = tuple(f for f in SECTION_FIELDS if f not in UNREAD_FIELDS)

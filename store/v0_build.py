@@ -190,7 +190,7 @@ def _pretty(value: Any) -> bytes:
 
 def _write_atomically(cache: Path, outputs: dict[str, bytes]) -> None:
     """Write ``outputs`` into a sibling staging dir, fsync them, then swap it in for ``cache``."""
-    from ..store.commit import commit, fsync_dir  # ctypes: only a build pays for it
+    from .commit import commit, fsync_dir  # ctypes: only a build pays for it
 
     parent = cache.parent
     parent.mkdir(parents=True, exist_ok=True)

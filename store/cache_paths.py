@@ -32,7 +32,7 @@ import stat
 from pathlib import Path
 
 from ..foundation.errors import ContextError
-from ..store.cache_names import name_problem
+from .cache_names import name_problem
 
 _IO_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EIO})
 

@@ -18,8 +18,9 @@ from typing import Any
 
 from ..foundation.errors import CacheReplaced, ContextError
 from ..foundation.strict_json import parse_json_object_streaming
-from ..store.index_store import CURRENT_INDEX_VERSION
-from ..store.manifest import (
+from .cache_files import open_regular, read_regular, swapped
+from .index_store import CURRENT_INDEX_VERSION
+from .manifest import (
     MANIFEST_NAME,
     MAX_MANIFEST_BYTES,
     MAX_SEARCH_INDEX_BYTES,
@@ -27,8 +28,7 @@ from ..store.manifest import (
     check_header,
     doc_file_set,
 )
-from ..store.search_index import SearchIndex
-from .cache_files import open_regular, read_regular, swapped
+from .search_index import SearchIndex
 from .section_table import SectionTable, SectionTableBuilder
 
 _CHUNK = 1 << 20  # bytes per read when counting lines
