@@ -61,7 +61,7 @@ def _one_round(source: Path, target: Path) -> dict[str, float]:
     )
     from doc_index.store.parallel import write_raw
     from doc_index.store.search_index import IndexWriter
-    from doc_index.store.sources import scan_directory
+    from doc_index.store.sources.walk import scan_directory
 
     clock = time.process_time
     spent = dict.fromkeys(STAGES, 0.0)

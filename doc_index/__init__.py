@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from .cache_details import CacheDetails
     from .foundation.errors import ContextError, DocIndexError, MissingCache, UsageError
     from .server.results import Answer, CacheEntry, CacheInfo
-    from .store.git_source import GitSourceError
     from .store.index_store import BuildReport
+    from .store.sources.git import GitSourceError
 
 _EXPORTS = {
     "build": "api", "list_caches": "api", "inspect": "api", "resolve": "api",
@@ -50,7 +50,7 @@ _EXPORTS = {
     "ContextError": "foundation.errors",
     "MissingCache": "foundation.errors",
     "Answer": "server.results", "CacheEntry": "server.results", "CacheInfo": "server.results",
-    "BuildReport": "store.index_store", "GitSourceError": "store.git_source",
+    "BuildReport": "store.index_store", "GitSourceError": "store.sources.git",
 }
 
 __all__ = [

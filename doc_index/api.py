@@ -74,9 +74,9 @@ def build(
     Raises UsageError (a bad name or limit, a cache too large), GitSourceError, or an
     OSError; a failed build leaves the live cache as it was.
     """
-    from .store.any_source import build_source
     from .store.index_store import IndexStore
-    from .store.sources import DEFAULT_MAX_BYTES
+    from .store.sources.choose import build_source
+    from .store.sources.walk import DEFAULT_MAX_BYTES
 
     return build_source(
         IndexStore(_root(root)), str(source), name=name, ref=ref, full=full, replace=replace,

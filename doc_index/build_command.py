@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from .store.local_source import summary_lines
+from .store.sources.directory import summary_lines
 
 
 def run_build(source: str, root: Path | None, *, name: str | None = None,

@@ -2,7 +2,7 @@
 
 The spec's fields (``cache_version``, document count, size, validity) come from the same
 read as ``context.inspect_cache`` (``server.tools.cache_info_and_manifest``); the rest from
-the same parsed manifest: the source it was built from (``store.source_identity``),
+the same parsed manifest: the source it was built from (``store.sources.identity``),
 repository, commit, token total and build time. Everything here is read from untrusted
 files and checked: a field of the wrong type is left out (None), never repaired or
 trusted.
@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from .foundation.errors import ContextError
 from .server.tools import cache_info_and_manifest
 from .store.cache_paths import resolve_cache_name
-from .store.source_identity import shown_source
+from .store.sources.identity import shown_source
 
 NATIVE = "doc-index"
 V0 = "context-engine-v0"

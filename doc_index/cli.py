@@ -140,7 +140,7 @@ def _file_bytes(text: str) -> int:
     """``--max-file-bytes``: an integer the build accepts (``any_source.check_max_bytes``),
     else a usage error."""
     from .foundation.errors import UsageError
-    from .store.any_source import check_max_bytes
+    from .store.sources.choose import check_max_bytes
 
     try:
         return check_max_bytes(int(text))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .cache_details import NATIVE, V0, CacheDetails
 from .foundation.printable import printable
-from .store.source_identity import shown_source
+from .store.sources.identity import shown_source
 
 _COLUMNS = ("NAME", "SOURCE", "REF", "COMMIT", "SECTIONS", "TOKENS", "SIZE", "AGE")
 _RIGHT = {"SECTIONS", "TOKENS", "SIZE"}

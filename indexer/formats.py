@@ -6,7 +6,7 @@ MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 RST_SUFFIXES = (".rst",)
 DOC_SUFFIXES = MARKDOWN_SUFFIXES + RST_SUFFIXES
 # A ``.txt`` file reaches the parser only where the project's Sphinx ``source_suffix`` makes
-# it reStructuredText (``store.doc_selection``); every other ``.txt`` is skipped and counted.
+# it reStructuredText (``store.sources.docs_folder``); every other ``.txt`` is skipped and counted.
 TXT_SUFFIX = ".txt"
 
 # Formats a person would call documentation that doc-index does not index: each skipped

@@ -45,8 +45,8 @@ from typing import Any, NamedTuple
 
 from ..foundation.errors import UsageError, describe, exit_code_of
 from ..foundation.printable import printable
-from .git_run import run_git
 from .lock import BuildLock
+from .sources.git_run import run_git
 
 HOOKS = ("post-merge", "post-checkout", "post-rewrite")
 MARKER = "# doc-index-hook: v2"
@@ -98,7 +98,7 @@ class Refusal(NamedTuple):
 def _git_error(message: str, code: str = "io_error") -> Exception:
     """``git_source.GitSourceError``, imported when one is raised: a hook's quick check
     does without the git source machinery."""
-    from .git_source import GitSourceError as error
+    from .sources.git import GitSourceError as error
 
     return error(message, code)
 
@@ -242,7 +242,7 @@ def install_hooks(repo: Path, root: Path | None, *, name: str | None = None,
                   subdir: str | None = None) -> list[str]:
     """Install or refresh the three hooks; the lines to report. UsageError, with nothing
     installed, when the hook's build would be refused (``preflight``)."""
-    from .source_identity import check_name
+    from .sources.identity import check_name
 
     checkout = locate(repo)
     root = _absolute_root(root)
@@ -337,7 +337,7 @@ def preflight(checkout: Checkout, root: Path, options: HookOptions) -> Refusal |
     can be written, or the cache of that name was built from another source (another
     clone of the same repository takes the same default name). A few git queries and the
     live manifest's header: no walk, no parse."""
-    from .source_identity import directory_source
+    from .sources.identity import directory_source
 
     source_dir = options.source(checkout.top)
     if not source_dir.is_dir():
@@ -381,7 +381,7 @@ def _held_by_another(root: Path, key: str, identity: Any) -> str | None:
     """What the cache ``key`` holds when it is not ``identity``'s (the test the build
     makes before writing: ``IndexStore.update_index``), else None."""
     from .index_store import IndexStore
-    from .source_identity import header_source_text
+    from .sources.identity import header_source_text
 
     store = IndexStore(root)
     old = store._read_old_head(key)
@@ -395,7 +395,7 @@ def _held_by_another(root: Path, key: str, identity: Any) -> str | None:
 def _other_name(key: str, top: Path) -> str:
     """A cache name for this checkout that its folder's name sets apart."""
     from .cache_names import name_problem
-    from .source_identity import key_part
+    from .sources.identity import key_part
 
     name = f"{key}-{key_part(top.name) or 'clone'}"
     return name if name_problem(name) is None else "NAME"
@@ -509,7 +509,7 @@ def run_hook(hook: str, root: Path, checkout_dir: Path,
     options = options or HookOptions()
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # outlive the terminal
-    from .git_source import GitSourceError as LocateError
+    from .sources.git import GitSourceError as LocateError
 
     try:
         checkout = locate(checkout_dir)
@@ -540,10 +540,10 @@ def _record(checkout: Checkout, root: Path, options: HookOptions, hook: str,
         except OSError:
             pass
         return
-    from .source_identity import OtherSource
+    from .sources.identity import OtherSource
 
     if isinstance(error, OtherSource):  # (another build took the name since the check)
-        from .source_identity import directory_source
+        from .sources.identity import directory_source
 
         key = options.name or directory_source(options.source(checkout.top).resolve()).key
         fix = _fix(checkout, root, options, name=_other_name(key, checkout.top))
@@ -567,7 +567,7 @@ def _build(source: Path, root: Path, name: str | None) -> tuple[int, BaseExcepti
     (never the CLI), as ``doc-index build <source> --root <root> [--name N]``: the summary
     or one ``error:`` line in the log; the exit code ``build`` would give, and the error."""
     from .index_store import IndexStore
-    from .local_source import build_from_directory, summary_lines
+    from .sources.directory import build_from_directory, summary_lines
 
     started = time.perf_counter()
     try:

@@ -64,8 +64,8 @@ if TYPE_CHECKING:  # the resolve path imports this module (tests/test_import_rul
     from collections.abc import Iterator
 
     from .parallel import Job, WarmWorker
-    from .source_identity import Source
-    from .sources import Scan
+    from .sources.identity import Source
+    from .sources.walk import Scan
 
     Parsed = Iterator[tuple[str, ParsedFile | str]]
 
@@ -284,7 +284,7 @@ class IndexStore:
         from .v0_build import is_v0_cache  # (only when there is no usable header)
 
         if is_v0_cache(self.cache_dir(key)):
-            from .source_identity import OtherSource
+            from .sources.identity import OtherSource
 
             raise OtherSource(key, "a Context Engine v0 cache", source)
 
@@ -384,7 +384,7 @@ class IndexStore:
                 record = None if source is None else source.record(scan.commit_hash)
                 if (old is not None and source is not None and not replace
                         and not source.same_as(old[1])):
-                    from .source_identity import OtherSource, header_source_text
+                    from .sources.identity import OtherSource, header_source_text
 
                     raise OtherSource(key, header_source_text(old[1]), source)
                 if old is None and source is not None and not replace:
@@ -575,7 +575,7 @@ def _without_reserved(scan: Scan) -> tuple[Scan, list[tuple[str, str]]]:
         return scan, []
     reserved = [(f.path, "name reserved by the cache") for f in scan.files
                 if f.path.split("/", 1)[0] in RESERVED_NAMES]
-    from .sources import Scan
+    from .sources.walk import Scan
 
     return Scan(kept, scan.skipped, scan.commit_hash), reserved
 

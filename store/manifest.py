@@ -179,7 +179,7 @@ def manifest_header(
     indexed_at: str, commit_hash: str, file_hashes: dict[str, str], doc_files: list[str],
     source: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The header fields in order; ``source`` (``store.source_identity``), an optional
+    """The header fields in order; ``source`` (``store.sources.identity``), an optional
     field, comes after the cache-spec fields and before ``sections`` (which stay last:
     an incremental build reads the header up to them)."""
     header = {

@@ -48,7 +48,7 @@ def default_root() -> Path:
 
 
 def clone_area() -> Path:
-    """Where git sources are cloned: the rule of ``store.git_source.clone_area`` (kept
+    """Where git sources are cloned: the rule of ``store.sources.git.clone_area`` (kept
     here without importing it, for start-up; tests check that both agree)."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"

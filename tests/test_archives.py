@@ -1,4 +1,4 @@
-"""store/archives.py: a package archive read as untrusted data (path rules, links, caps)."""
+"""store/sources/archives.py: a package archive read as untrusted data (path rules, links, caps)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import tarfile
 import tracemalloc
 
 import pytest
-from doc_index.store.archives import (
+from doc_index.store.sources.archives import (
     ArchiveError,
     ArchiveLimits,
     SkippedMember,
@@ -118,7 +118,7 @@ def test_member_count_cap_refuses_the_archive() -> None:
 
 
 def test_zip_entries_are_counted_before_zipfile_parses_them(monkeypatch) -> None:  # noqa: ANN001
-    from doc_index.store import archives
+    from doc_index.store.sources import archives
 
     def never(*args: object) -> None:
         raise AssertionError("zipfile parsed a central directory over the member cap")

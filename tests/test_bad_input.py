@@ -20,7 +20,7 @@ from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 from doc_index.server import tools
 from doc_index.store.native_cache import load_native_cache
 from doc_index.store.parallel import parse_one
-from doc_index.store.sources import scan_directory
+from doc_index.store.sources.walk import scan_directory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

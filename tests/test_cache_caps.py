@@ -15,8 +15,8 @@ import pytest
 from conftest import SAFETY_TIMEOUT, run_cli, v0_cache_from, write_tree
 from doc_index.server import tools
 from doc_index.store import search_index, v0_cache
-from doc_index.store.git_source import redact
 from doc_index.store.manifest import MAX_SEARCH_INDEX_BYTES
+from doc_index.store.sources.git import redact
 from hypothesis import given
 from hypothesis import strategies as st
 from mcp_support import RawServer, error_text, initialize, server_argv, tool_call
@@ -201,7 +201,7 @@ def test_redact_is_linear_in_a_long_line_of_scheme_characters() -> None:
     # 2 MB of "a.": a scheme may start after every dot. Linear: about 0.3 s. With an
     # unbounded scheme, every start read to the end of the line: 40 KB took 0.8 s, so
     # this would take about half an hour, far past the safety timeout.
-    code = "from doc_index.store.git_source import redact; assert redact('a.' * 10**6)"
+    code = "from doc_index.store.sources.git import redact; assert redact('a.' * 10**6)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True,
                           timeout=SAFETY_TIMEOUT)
     assert done.returncode == 0, done.stderr

@@ -394,7 +394,7 @@ _BUILDER = """
 import sys, time
 from pathlib import Path
 from doc_index.store.index_store import IndexStore
-from doc_index.store.sources import scan_directory
+from doc_index.store.sources.walk import scan_directory
 a, b, root, stop = (Path(p) for p in sys.argv[1:5])
 store = IndexStore(root)
 n = 0

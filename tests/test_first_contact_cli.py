@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, write_tree
-from doc_index.store import git_source, roots
+from doc_index.store import roots
+from doc_index.store.sources import git as git_source
 
 from doc_index.listing import size_text
 

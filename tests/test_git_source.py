@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from doc_index.store import git_source
-from doc_index.store.git_source import GitSourceError, build_from_git, parse_remote, redact
 from doc_index.store.index_store import IndexStore
+from doc_index.store.sources.git import GitSourceError, build_from_git, parse_remote, redact
+from doc_index.store.sources import git as git_source
 
 MAIN = Path(__file__).resolve().parents[1]
 
@@ -428,7 +428,7 @@ def test_concurrent_first_builds_share_one_clone(env: Path) -> None:
 
 
 def test_scp_like_urls_are_git_sources(env: Path) -> None:
-    from doc_index.store.any_source import looks_like_git
+    from doc_index.store.sources.choose import looks_like_git
 
     assert looks_like_git("deploy@git.example.com:team/docs.git")
     assert looks_like_git("git@github.com:pallets/flask.git")

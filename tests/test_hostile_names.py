@@ -21,7 +21,7 @@ from conftest import build, caches_only, write_tree
 from doc_index.server import tools
 from doc_index.store.cache_paths import resolve_cache_name
 from doc_index.store.index_store import IndexStore, InvalidCacheKey
-from doc_index.store.sources import scan_directory
+from doc_index.store.sources.walk import scan_directory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -12,10 +12,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from conftest import cache_files, manifest, run_cli, v0_cache_from, write_tree
-from doc_index.store.git_source import parse_remote, remote_source
 from doc_index.store.index_store import IndexStore
-from doc_index.store.source_identity import directory_source
-from doc_index.store.sources import scan_directory
+from doc_index.store.sources.git import parse_remote, remote_source
+from doc_index.store.sources.identity import directory_source
+from doc_index.store.sources.walk import scan_directory
 from freezegun import freeze_time
 
 import doc_index

@@ -11,7 +11,7 @@ import pytest
 from doc_index.server import tools
 from doc_index.server.warm_caches import WarmCaches
 from doc_index.store.index_store import IndexStore
-from doc_index.store.sources import scan_directory
+from doc_index.store.sources.walk import scan_directory
 from mcp_support import (
     CACHE_NAMES,
     RawServer,

@@ -1,4 +1,4 @@
-"""store/npm_registry.py: npm's registry configuration read as data and a tarball fetched from
+"""sources/npm_registry.py: npm's registry configuration read as data and a tarball fetched from
 a real local registry, verified by its integrity field."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from doc_index.store.npm_registry import (
+from doc_index.store.sources.npm_registry import (
     NPM_REGISTRY,
     NpmConfig,
     clean_version,
@@ -18,8 +18,8 @@ from doc_index.store.npm_registry import (
     tarball_digest,
     valid_npm_name,
 )
-from doc_index.store.package_errors import PackageError
-from doc_index.store.package_fetch import Digest, Fetcher, digests_from_sri, download
+from doc_index.store.sources.package_errors import PackageError
+from doc_index.store.sources.package_fetch import Digest, Fetcher, digests_from_sri, download
 from package_servers import NpmRegistry, npm_tarball, sri
 
 

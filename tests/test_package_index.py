@@ -1,4 +1,4 @@
-"""store/package_index.py and package_fetch.py: the user's Python index configuration read as
+"""sources/package_index.py and package_fetch.py: the user's Python index configuration read as
 data, the PEP 503/691 client against a real local index, hash-checked bounded downloads."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from doc_index.store.package_errors import PackageError
-from doc_index.store.package_fetch import Digest, Fetcher, download
-from doc_index.store.package_index import (
+from doc_index.store.sources.package_errors import PackageError
+from doc_index.store.sources.package_fetch import Digest, Fetcher, download
+from doc_index.store.sources.package_index import (
     PYPI_SIMPLE,
     IndexFile,
     IndexLocation,

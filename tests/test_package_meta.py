@@ -1,10 +1,10 @@
-"""store/package_meta.py: metadata as data, the repository of a package, the tag of a version."""
+"""sources/package_meta.py: metadata as data, the repository of a package, the tag of a version."""
 
 from __future__ import annotations
 
 import pytest
-from doc_index.store.package_errors import PackageError
-from doc_index.store.package_meta import (
+from doc_index.store.sources.package_errors import PackageError
+from doc_index.store.sources.package_meta import (
     PackageMetadata,
     Repository,
     TagChoice,

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from doc_index.store.git_source import redact
+from doc_index.store.sources.git import redact
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -225,7 +225,7 @@ def test_crafted_tree_entries_are_skipped_and_reported(env: Path) -> None:
 
 
 def test_scan_commit_validates_every_entry(env: Path) -> None:
-    from doc_index.store.git_source import BlobReader, scan_commit
+    from doc_index.store.sources.git import BlobReader, scan_commit
 
     target = env / "x"
     bare = evil_repo(env, target)
@@ -401,7 +401,7 @@ def lazy_fetching_work_tree(base: Path, marker: Path) -> Path:
 
 
 def test_partial_clone_lazy_fetch_runs_nothing(env: Path) -> None:
-    from doc_index.store.git_run import run_git
+    from doc_index.store.sources.git_run import run_git
 
     marker = env / "PWNED"
     proj = lazy_fetching_work_tree(env, marker)

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from ..foundation.redact import redact
+from ...foundation.redact import redact
 from .package_errors import PackageError
 
 DEFAULT_TIMEOUT = 30.0  # seconds one socket operation may wait

@@ -6,8 +6,8 @@ from the user's configuration may carry a token, and the message may quote it.
 
 from __future__ import annotations
 
-from ..foundation.errors import DocIndexError
-from ..foundation.redact import redact
+from ...foundation.errors import DocIndexError
+from ...foundation.redact import redact
 
 
 class PackageError(DocIndexError):

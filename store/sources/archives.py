@@ -39,8 +39,8 @@ import zlib
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ..foundation.safe_paths import path_problem
-from ..indexer.formats import is_doc_path
+from ...foundation.safe_paths import path_problem
+from ...indexer.formats import is_doc_path
 from .package_errors import PackageError
 
 

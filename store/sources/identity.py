@@ -44,9 +44,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from ..foundation.errors import UsageError
-from ..foundation.safe_paths import MAX_COMPONENT_BYTES
-from .cache_names import name_problem
+from ...foundation.errors import UsageError
+from ...foundation.safe_paths import MAX_COMPONENT_BYTES
+from ..cache_names import name_problem
 from .git_run import start_git, wait_git
 
 # How a build chooses the files of its source (``doc_selection``'s modes).

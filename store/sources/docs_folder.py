@@ -36,11 +36,11 @@ import posixpath
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from ..foundation.errors import UsageError
-from ..foundation.safe_paths import path_problem
-from ..indexer.formats import is_doc_path, is_txt_path, other_doc_kind
+from ...foundation.errors import UsageError
+from ...foundation.safe_paths import path_problem
+from ...indexer.formats import is_doc_path, is_txt_path, other_doc_kind
 from .doc_config import mdbook_src, mkdocs_docs_dir, txt_is_rst
-from .source_identity import ALL, DOCS, FOLDER, SUBDIR
+from .identity import ALL, DOCS, FOLDER, SUBDIR
 
 Reader = Callable[[str], "bytes | None"]  # a config file's bytes (None: not readable)
 

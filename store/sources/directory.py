@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..foundation.errors import UsageError
-from ..foundation.printable import printable
-from .doc_selection import check_subdir, kinds_line
-from .index_store import BuildReport, IndexStore, Progress, warm_worker
-from .source_identity import directory_source
-from .sources import DEFAULT_MAX_BYTES, Scan, nothing_to_index, scan_directory
+from ...foundation.errors import UsageError
+from ...foundation.printable import printable
+from ..index_store import BuildReport, IndexStore, Progress, warm_worker
+from .docs_folder import check_subdir, kinds_line
+from .identity import directory_source
+from .walk import DEFAULT_MAX_BYTES, Scan, nothing_to_index, scan_directory
 
 SHOWN_SKIPPED = 20
 

@@ -36,12 +36,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from ..foundation.errors import DocIndexError, UsageError
-from ..foundation.redact import redact  # every message that may quote a URL
-from ..foundation.safe_paths import path_problem
-from ..indexer.formats import is_doc_path, is_txt_path
+from ...foundation.errors import DocIndexError, UsageError
+from ...foundation.redact import redact  # every message that may quote a URL
+from ...foundation.safe_paths import path_problem
+from ...indexer.formats import is_doc_path, is_txt_path
+from ..index_store import BuildReport, IndexStore, Progress, warm_worker
+from ..lock import BuildLock
+from ..manifest import MANIFEST_NAME
+from .directory import tell
 from .doc_config import MAX_CONFIG_BYTES
-from .doc_selection import (
+from .docs_folder import (
     ALL,
     DOCS,
     SUBDIR,
@@ -52,12 +56,8 @@ from .doc_selection import (
     is_config_name,
 )
 from .git_run import FETCH_OPTIONS, run_git, start_git
-from .index_store import BuildReport, IndexStore, Progress, warm_worker
-from .local_source import tell
-from .lock import BuildLock
-from .manifest import MANIFEST_NAME
-from .source_identity import Source, git_source, place_of, remote_names
-from .sources import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile, nothing_to_index
+from .identity import Source, git_source, place_of, remote_names
+from .walk import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile, nothing_to_index
 
 HEAD_REF = "refs/doc-index/HEAD"  # where the remote's HEAD is fetched to
 WANTED_REF = "refs/doc-index/wanted"  # a --ref fetched by name (refs/pull/1/head, a SHA)
@@ -760,10 +760,10 @@ def _prepare_parsers() -> None:
     first build spent 0.16 s on this after the fetch). A failure here is the parse's to
     report, later, in its own place."""
     try:
-        from ..indexer.document import index_file  # noqa: F401 (imported for the workers)
-        from ..indexer.markdown import _block_parser, _inline_parser
-        from ..indexer.rst_structure import parser
-        from .parse_cache import indexer_salt
+        from ...indexer.document import index_file  # noqa: F401 (imported for the workers)
+        from ...indexer.markdown import _block_parser, _inline_parser
+        from ...indexer.rst_structure import parser
+        from ..parse_cache import indexer_salt
 
         indexer_salt()
         parser()

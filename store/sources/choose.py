@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..foundation.errors import DocIndexError, UsageError
-from ..foundation.printable import printable
-from .index_store import BuildReport, IndexStore, Progress
-from .manifest import MAX_RAW_FILE_BYTES
-from .sources import DEFAULT_MAX_BYTES
+from ...foundation.errors import DocIndexError, UsageError
+from ...foundation.printable import printable
+from ..index_store import BuildReport, IndexStore, Progress
+from ..manifest import MAX_RAW_FILE_BYTES
+from .walk import DEFAULT_MAX_BYTES
 
 _GIT_PREFIXES = ("http://", "https://", "ssh://", "git://", "file://", "git@")
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # user@host:owner/name.git
@@ -53,12 +53,12 @@ def build_source(store: IndexStore, source: str, *, name: str | None = None,
     if subdir is not None and everything:
         raise UsageError("--subdir and --all choose two different sets of files: give one")
     if looks_like_git(source):
-        from .git_source import build_from_git
+        from .git import build_from_git
 
         return build_from_git(store, source, name=name, ref=ref, full=full, replace=replace,
                               max_bytes=max_bytes, progress=progress, subdir=subdir,
                               everything=everything)
-    from ..foundation.redact import redact
+    from ...foundation.redact import redact
 
     directory = Path(source)
     if not directory.is_dir():
@@ -68,7 +68,7 @@ def build_source(store: IndexStore, source: str, *, name: str | None = None,
             f"--ref applies to a git URL or a bare repository, not to the local folder "
             f"{printable(redact(source))} (it is read as it is on disk): check the ref out "
             "there (git switch), or build the repository's URL with --ref")
-    from .local_source import build_from_directory
+    from .directory import build_from_directory
 
     return build_from_directory(store, directory, name=name, full=full, replace=replace,
                                 max_bytes=max_bytes, progress=progress, subdir=subdir,

@@ -20,15 +20,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from ..foundation.errors import UsageError
-from ..foundation.printable import printable
-from ..foundation.safe_paths import path_problem
-from ..indexer.formats import is_doc_path, other_doc_kind
-from .commit import STAGING_DIR
+from ...foundation.errors import UsageError
+from ...foundation.printable import printable
+from ...foundation.safe_paths import path_problem
+from ...indexer.formats import is_doc_path, other_doc_kind
+from ..commit import STAGING_DIR
+from ..manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 from .doc_config import MAX_CONFIG_BYTES
-from .doc_selection import FOLDER, Selection, choose, classify, is_config_name, kinds_line
+from .docs_folder import FOLDER, Selection, choose, classify, is_config_name, kinds_line
 from .git_run import start_git, wait_git
-from .manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
