@@ -78,7 +78,7 @@ class Loaded:
 
     def __init__(self, name: str, folder: Path) -> None:
         from doc_index.embedding.model import section_input
-        from doc_index.server.provenance import heading_path
+        from doc_index.search.provenance import heading_path
 
         self.name = name
         self.corpus = quality.Corpus(quality.build_cache(ROOT, folder))

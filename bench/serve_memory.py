@@ -180,8 +180,8 @@ def breakdown(cache_dir: Path, query: str = "deployment security") -> dict[str, 
     load and one resolve, and the peak while loading), then by part."""
     import tracemalloc
 
-    from doc_index.server import tools
-    from doc_index.server.warm_caches import WarmCaches
+    from doc_index.search import tools
+    from doc_index.search.warm_caches import WarmCaches
 
     warm = WarmCaches()
     tools.resolve(cache_dir, query, BUDGET)  # imports, page cache

@@ -36,20 +36,20 @@ if TYPE_CHECKING:
         resolve,
         uninstall_hooks,
     )
-    from .cache_details import CacheDetails
     from .foundation.errors import ContextError, DocIndexError, MissingCache, UsageError
-    from .server.results import Answer, CacheEntry, CacheInfo
+    from .search.cache_details import CacheDetails
+    from .search.results import Answer, CacheEntry, CacheInfo
     from .store.index_store import BuildReport
     from .store.sources.git import GitSourceError
 
 _EXPORTS = {
     "build": "api", "list_caches": "api", "inspect": "api", "resolve": "api",
     "delete": "api", "install_hooks": "api", "uninstall_hooks": "api",
-    "describe_caches": "api", "describe": "api", "CacheDetails": "cache_details",
+    "describe_caches": "api", "describe": "api", "CacheDetails": "search.cache_details",
     "DocIndexError": "foundation.errors", "UsageError": "foundation.errors",
     "ContextError": "foundation.errors",
     "MissingCache": "foundation.errors",
-    "Answer": "server.results", "CacheEntry": "server.results", "CacheInfo": "server.results",
+    "Answer": "search.results", "CacheEntry": "search.results", "CacheInfo": "search.results",
     "BuildReport": "store.index_store", "GitSourceError": "store.sources.git",
 }
 

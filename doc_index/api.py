@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .cache_details import CacheDetails
-    from .server.results import Answer, CacheEntry, CacheInfo
+    from .search.cache_details import CacheDetails
+    from .search.results import Answer, CacheEntry, CacheInfo
     from .store.index_store import BuildReport, Progress
 
 def _root(root: Path | str | None) -> Path:
@@ -89,7 +89,7 @@ def list_caches(root: Path | str | None = None) -> list[CacheEntry]:
     """The caches under ``root``, in the order of their names' UTF-8 bytes; MissingCache
     naming ``root`` when it is not a directory."""
     from .missing_cache import check_root
-    from .server import tools
+    from .search import tools
 
     checked = _root(root)
     check_root(checked)
@@ -98,7 +98,7 @@ def list_caches(root: Path | str | None = None) -> list[CacheEntry]:
 
 def inspect(name: str, *, root: Path | str | None = None) -> CacheInfo:
     """Version, document count, size and validity of cache ``name``."""
-    from .server import tools
+    from .search import tools
 
     return tools.cache_info(_cache_dir(_root(root), name))
 
@@ -106,7 +106,7 @@ def inspect(name: str, *, root: Path | str | None = None) -> CacheInfo:
 def describe_caches(root: Path | str | None = None) -> list[CacheDetails]:
     """Every cache under ``root`` (``list_caches``'s order) with its source, ref, commit,
     sections, tokens, size and build time; a damaged cache is described as invalid."""
-    from .cache_details import cache_details
+    from .search.cache_details import cache_details
 
     checked = _root(root)
     return [cache_details(checked, entry.path) for entry in list_caches(checked)]
@@ -115,7 +115,7 @@ def describe_caches(root: Path | str | None = None) -> list[CacheDetails]:
 def describe(name: str, *, root: Path | str | None = None) -> CacheDetails:
     """``describe_caches``'s entry of cache ``name``; MissingCache (as ``inspect``) when
     there is no such cache."""
-    from .cache_details import cache_details
+    from .search.cache_details import cache_details
 
     checked = _root(root)
     _cache_dir(checked, name)
@@ -134,8 +134,8 @@ def resolve(name: str, query: str, budget: int | str, *,
     """
     from .foundation.errors import ContextError, MissingCache
     from .missing_cache import missing_cache
-    from .server import tools
-    from .server.budget import parse_budget
+    from .search import tools
+    from .search.budget import parse_budget
 
     checked = _root(root)
     cache_dir = _cache_dir(checked, name)

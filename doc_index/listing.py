@@ -1,6 +1,6 @@
 """``doc-index list`` and ``inspect`` for people, and their ``--json`` for scripts.
 
-Renders :class:`~doc_index.cache_details.CacheDetails` (gathered by ``api.describe_caches``
+Renders :class:`~doc_index.search.cache_details.CacheDetails` (gathered by ``api.describe_caches``
 and ``api.describe``); every name and location is escaped (``printable``). The ``context``
 CLI and MCP keep the spec's outputs (``server.jsonout``); these are doc-index's own.
 """
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .cache_details import NATIVE, V0, CacheDetails
 from .foundation.printable import printable
+from .search.cache_details import NATIVE, V0, CacheDetails
 from .store.sources.identity import shown_source
 
 _COLUMNS = ("NAME", "SOURCE", "REF", "COMMIT", "SECTIONS", "TOKENS", "SIZE", "AGE")

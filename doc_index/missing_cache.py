@@ -32,7 +32,7 @@ def check_root(root: Path) -> None:
 
 def missing_cache(root: Path, name: str, refused: ContextError) -> MissingCache:
     """The error for cache ``name`` that ``resolve_cache_name`` refused with ``refused``."""
-    from .server import tools
+    from .search import tools
 
     check_root(root)
     names = [entry.path for entry in tools.cache_entries(root)]

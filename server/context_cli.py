@@ -31,9 +31,9 @@ from ..foundation.errors import (
     UsageError,
     as_context_error,
 )
+from ..search import tools
+from ..search.budget import parse_budget
 from ..store.v0_build import build_v0_cache
-from . import tools
-from .budget import parse_budget
 
 
 class _Parser(argparse.ArgumentParser):

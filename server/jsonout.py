@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .results import Answer, CacheEntry, CacheInfo
-from .v0_selection import F32, format_f32
+from ..search.results import Answer, CacheEntry, CacheInfo
+from ..search.v0_selection import F32, format_f32
 
 
 def dumps(value: Any, pretty: bool = False) -> str:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from doc_index import __version__
 
 from ..foundation.errors import EXIT_INTERRUPTED, ContextError
+from ..search.warm_caches import WarmCaches, memory_budget
 from .mcp_early import EarlyAnswers
 from .mcp_tools import (
     CANONICAL_NAMES,
@@ -45,7 +46,6 @@ from .mcp_tools import (
     tool_result,
 )
 from .mcp_wire import FastInitialize, Reader, Wire
-from .warm_caches import WarmCaches, memory_budget
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server

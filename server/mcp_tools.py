@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from ..foundation.errors import ContextError, as_context_error
+from ..search.budget import MAX_BUDGET, budget_from_json
+from ..search.warm_caches import WarmCaches
 from ..store.cache_paths import real_root, resolve_cache_name, verify_cache_tree
-from .budget import MAX_BUDGET, budget_from_json
-from .warm_caches import WarmCaches
 
 logger = logging.getLogger("doc_index.server.mcp")
 
@@ -188,7 +188,7 @@ class ToolCalls:
     @property
     def backend(self) -> Backend:
         if self._backend is None:
-            from . import tools
+            from ..search import tools
 
             self._backend = tools
         return self._backend
@@ -196,7 +196,7 @@ class ToolCalls:
     def _resolve_text(self, cache_dir: Path, query: str, budget: int) -> str:
         if self._backend is not None:
             return self._backend.resolve(cache_dir, query, budget)
-        from . import tools
+        from ..search import tools
 
         return tools.resolve(cache_dir, query, budget, warm=self.warm)
 

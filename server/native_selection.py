@@ -91,10 +91,10 @@ from ..indexer.analysis import (
     all_stopword_terms,
     query_concepts,
 )
+from ..search.packing import Packer
+from ..search.query_limits import check_query_length, why_terms
 from ..store.native_cache import NativeCache
 from . import detmath
-from .packing import Packer
-from .query_limits import check_query_length, why_terms
 from .semantic import related_terms
 
 _EPS = 1e-9  # safety margin of the pruning bounds (they are compared, never output)

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from ..foundation.errors import ContextError
 from ..foundation.strict_json import parse_json
-from ..server.v0_selection import V0Document
+from ..search.v0_selection import V0Document
 from .cache_files import read_regular
 from .manifest import MAX_MANIFEST_BYTES
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, SAMPLE_REPOS, run_cli
+from doc_index.search.results import Answer, CacheEntry, CacheInfo
 from doc_index.server import jsonout
-from doc_index.server.results import Answer, CacheEntry, CacheInfo
 
 import doc_index
 from doc_index import listing

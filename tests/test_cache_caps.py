@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, run_cli, v0_cache_from, write_tree
-from doc_index.server import tools
+from doc_index.search import tools
 from doc_index.store import search_index, v0_cache
 from doc_index.store.manifest import MAX_SEARCH_INDEX_BYTES
 from doc_index.store.sources.git import redact
@@ -38,7 +38,7 @@ def _run_capped(*args: str) -> subprocess.CompletedProcess[bytes]:
 
 
 # More than a heading and a few words: a one-line stub is never in an answer
-# (server.packing).
+# (search.packing).
 DOC = "# title\n\nsome text under the title, with several words of prose\n"
 
 

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from doc_index.server import context_cli, tools
+from doc_index.search import tools
+from doc_index.server import context_cli
 from doc_index.store.v0_build import build_v0_cache
 
 from doc_index.foundation.errors import ContextError
@@ -335,7 +336,7 @@ def test_build_reports_on_stderr_only(
 
 
 def test_warm_resolve_reuses_the_load_and_notices_a_rebuild(tmp_path: Path) -> None:
-    from doc_index.server.warm_caches import WarmCaches
+    from doc_index.search.warm_caches import WarmCaches
 
     documents = COMPAT_CACHES / "documents"
     cache = tmp_path / "c"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 from conftest import build, cache_files, run_cli, without_indexed_at, write_tree
-from doc_index.server import tools
-from doc_index.server.warm_caches import WarmCaches
+from doc_index.search import tools
+from doc_index.search.warm_caches import WarmCaches
 from doc_index.store.manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,7 +30,7 @@ from doc_index.foundation.errors import ContextError
 KEY = "local-src"
 QUERY = "retry timeout"
 TREE = {
-    # More than a heading and a few words: a one-line stub is never read (server.packing).
+    # More than a heading and a few words: a one-line stub is never read (search.packing).
     "docs/retry.md": "# Retry\n\nHow to retry a request after a timeout, with a pause.\n\n"
                      "## Backoff\n\nRetry backoff doubles the timeout after each failed try.\n",
     "docs/other.md": "# Other\n\nNothing about that here, only zebras.\n",

@@ -348,7 +348,7 @@ def test_resolve_text_format_for_a_person(root: Path, tmp_path: Path) -> None:
 
 
 def test_text_format_of_an_excerpt() -> None:
-    from doc_index.server.results import Answer
+    from doc_index.search.results import Answer
 
     from doc_index.answer_text import answer_text
 

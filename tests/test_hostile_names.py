@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build, caches_only, write_tree
-from doc_index.server import tools
+from doc_index.search import tools
 from doc_index.store.cache_paths import resolve_cache_name
 from doc_index.store.index_store import IndexStore, InvalidCacheKey
 from doc_index.store.sources.walk import scan_directory
@@ -55,7 +55,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def make_world(base: Path) -> tuple[Path, Path]:
     """(root, outside): a root with a good cache and hostile entries; a secret outside."""
-    # More than a heading and a few words: a one-line stub is never read (server.packing).
+    # More than a heading and a few words: a one-line stub is never read (search.packing).
     words = "text with several words, not a stub"
     src = write_tree(base / "src", {"a.md": f"# Alpha\n\nzebra {words}\n",
                                     "b.md": "# Beta\n\nmore zebra\n"})

@@ -22,7 +22,7 @@ import doc_index
 from doc_index import listing
 
 # More than a heading and a few words: a one-line stub is never in an answer
-# (server.packing).
+# (search.packing).
 DOC = {"guide.md": "# Guide\n\nHow to retry a request after a timeout, with a pause between "
                    "tries.\n"}
 

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from doc_index.server.warm_caches import WarmCaches, cache_stamp
+from doc_index.search.warm_caches import WarmCaches, cache_stamp
 
 from doc_index.foundation.errors import ContextError
 

@@ -1,5 +1,5 @@
 """Budget packing of native answers (issue 13 "the budget bounds what the agent receives",
-issue 14 "Budget packing that keeps the best answer"), the rules of ``server.packing``:
+issue 14 "Budget packing that keeps the best answer"), the rules of ``search.packing``:
 the whole answer's charge stays within the budget; an oversized best section comes back
 as a marked excerpt cut at a block boundary; short sections come last; a budget
 too small for anything says how many sections matched; same bytes across builds."""
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import build, run_cli, write_tree
 from doc_index.indexer.tokens import estimate_tokens
+from doc_index.search.packing import block_starts, doc_charge, frame_charge, is_navigation
 from doc_index.server.jsonout import dumps
 from doc_index.server.native_selection import rank, select
-from doc_index.server.packing import block_starts, doc_charge, frame_charge, is_navigation
 from doc_index.store.native_cache import NativeCache, load_native_cache
 
 FILLER = ("The service reads its settings once at start and keeps them for the whole "

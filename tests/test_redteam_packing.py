@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build, write_tree
-from doc_index.server import packing
+from doc_index.search import packing
 from doc_index.server.native_selection import select
 from doc_index.store.native_cache import load_native_cache
 

@@ -7,14 +7,14 @@ import sys
 from pathlib import Path
 
 from conftest import SAFETY_TIMEOUT, run_cli
-from doc_index.server.warm_caches import MEMORY_ENV
+from doc_index.search.warm_caches import MEMORY_ENV
 
 
 def test_memory_release_is_skipped_where_python_has_no_ctypes() -> None:
     # sys.modules["ctypes"] = None makes ``import ctypes`` raise ImportError, as on a
     # Python built without it; every cache load calls release_freed_memory.
     code = ("import sys; sys.modules['ctypes'] = None\n"
-            "from doc_index.server.warm_caches import release_freed_memory\n"
+            "from doc_index.search.warm_caches import release_freed_memory\n"
             "release_freed_memory(); release_freed_memory(); print('ok')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True,
                           timeout=SAFETY_TIMEOUT)

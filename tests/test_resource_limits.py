@@ -15,8 +15,8 @@ from doc_index.indexer.ids import IdAssigner
 from doc_index.indexer.markdown import parse_markdown
 from doc_index.indexer.rst import parse_rst
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
-from doc_index.server import tools, v0_selection
-from doc_index.server.query_limits import (
+from doc_index.search import tools, v0_selection
+from doc_index.search.query_limits import (
     MAX_QUERY_BYTES,
     WHY_MAX_TERM_CHARS,
     WHY_MAX_TERMS,
@@ -207,7 +207,7 @@ def test_a_4_kb_query_answers_within_a_bound_of_the_budget_native(tmp_path: Path
     """3,000 small sections that each hold one word of the query. Each document names at
     most WHY_MAX_TERMS query terms (it was every one of the query's 935 terms: 1.4 MB for
     180 sections); now it names the ones it holds, and the whole answer, the echoed 4 KB
-    query included, is charged against the budget (server.packing)."""
+    query included, is charged against the budget (search.packing)."""
     text = "".join(f"# Topic {i}\n\nalpha{i} beta{i} shared\n\n" for i in range(3000))
     src = write_tree(tmp_path / "src", {"a.md": text})
     root = tmp_path / "root"
@@ -243,7 +243,7 @@ def test_v0_echoes_of_the_query_are_bounded_in_all(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The bound that keeps the reference's bytes: past MAX_V0_WHY_BYTES of echoed terms
     in one answer the query is refused (invalid_query), never cut."""
-    from doc_index.server import query_limits
+    from doc_index.search import query_limits
 
     cache = v0_cache_from(tmp_path, {f"d{i}.md": f"alpha{i} text\n" for i in range(40)})
     query = "alpha1 alpha2 text"

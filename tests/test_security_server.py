@@ -22,7 +22,7 @@ from mcp_support import RawServer, error_text, initialize, make_root, result_tex
 SAFETY_S = 120.0
 KEY = "local-src"
 TREE = {
-    # More than a heading and a few words: a one-line stub is never read (server.packing).
+    # More than a heading and a few words: a one-line stub is never read (search.packing).
     "docs/retry.md": "# Retry\n\nHow to retry a request after a timeout, with a pause.\n",
     "docs/other.md": "# Other\n\nZebras and their timeout habits.\n",
 }

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import build, write_tree
 from doc_index.indexer.analysis import WORD, query_concepts, term_counts
+from doc_index.search.packing import doc_charge, frame_charge
 from doc_index.server import detmath
 from doc_index.server.jsonout import dumps
 from doc_index.server.native_selection import PARAMS, analyze_query, rank, select
-from doc_index.server.packing import doc_charge, frame_charge
 from doc_index.store.native_cache import NativeCache, load_native_cache
 
 from doc_index.foundation.errors import ContextError
@@ -193,7 +193,7 @@ def test_budget_is_greedy_and_skips_what_does_not_fit(cache: NativeCache) -> Non
     assert ids(full)[:2] == ["small-tiny-gadget-note", "big-giant-section"] or \
         ids(full)[:2] == ["big-giant-section", "small-tiny-gadget-note"]
     small = next(d for d in full["documents"] if d["id"] == "small-tiny-gadget-note")
-    # The whole answer is charged (server.packing): the selection object and each
+    # The whole answer is charged (search.packing): the selection object and each
     # document's JSON. Room for the small one only; the big one is a single line, so no
     # excerpt of it can be cut.
     budget = frame_charge("gadget", 10_000, cache.document_count) + doc_charge(small)

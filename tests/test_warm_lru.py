@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import build, run_cli, write_tree
-from doc_index.server import tools
-from doc_index.server.warm_caches import (
+from doc_index.search import tools
+from doc_index.search.warm_caches import (
     DEFAULT_MEMORY_MB,
     MEMORY_ENV,
     WarmCaches,

@@ -19,7 +19,7 @@ from compat_support import (
     copy_cache,
     run_context,
 )
-from doc_index.server import tools
+from doc_index.search import tools
 from doc_index.store.v0_build import build_v0_cache, compute_cache_version
 
 from doc_index.foundation.errors import ContextError

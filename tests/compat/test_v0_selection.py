@@ -9,9 +9,8 @@ from fractions import Fraction
 
 import pytest
 from compat_support import CACHES
-from doc_index.server import tools
-from doc_index.server.jsonout import render_v0 as render
-from doc_index.server.v0_selection import (
+from doc_index.search import tools
+from doc_index.search.v0_selection import (
     F32,
     WHITE_SPACE,
     V0Document,
@@ -20,6 +19,7 @@ from doc_index.server.v0_selection import (
     split_white_space,
     to_f32,
 )
+from doc_index.server.jsonout import render_v0 as render
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -1,7 +1,7 @@
 """What ``doc-index list`` and ``inspect`` tell people of a cache: :class:`CacheDetails`.
 
 The spec's fields (``cache_version``, document count, size, validity) come from the same
-read as ``context.inspect_cache`` (``server.tools.cache_info_and_manifest``); the rest from
+read as ``context.inspect_cache`` (``search.tools.cache_info_and_manifest``); the rest from
 the same parsed manifest: the source it was built from (``store.sources.identity``),
 repository, commit, token total and build time. Everything here is read from untrusted
 files and checked: a field of the wrong type is left out (None), never repaired or
@@ -14,10 +14,10 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .foundation.errors import ContextError
-from .server.tools import cache_info_and_manifest
-from .store.cache_paths import resolve_cache_name
-from .store.sources.identity import shown_source
+from ..foundation.errors import ContextError
+from ..store.cache_paths import resolve_cache_name
+from ..store.sources.identity import shown_source
+from .tools import cache_info_and_manifest
 
 NATIVE = "doc-index"
 V0 = "context-engine-v0"

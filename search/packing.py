@@ -65,8 +65,8 @@ from typing import Any
 
 from ..indexer.analysis import WORD, term_counts
 from ..indexer.tokens import estimate_tokens
+from ..server.jsonout import dumps
 from ..store.native_cache import NativeCache
-from .jsonout import dumps
 from .provenance import Lines, heading_path, line_count, split_lines
 from .query_limits import why_terms
 

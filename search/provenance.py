@@ -10,7 +10,7 @@ document of a native answer carries ``source``::
 ``path`` its heading path (the titles of its ancestors, then its own; a file's untitled
 root section is left out) and ``lines`` the first and last line of the section in the raw
 file (1-based, inclusive; raw files keep the source's lines, ``\\r\\n`` read as one). A
-document that is an excerpt adds ``excerpt`` (see ``server.packing``). Context Engine v0
+document that is an excerpt adds ``excerpt`` (see ``search.packing``). Context Engine v0
 answers never carry it.
 
 The start line is counted at resolve time, for selected sections only, as the newlines

@@ -50,9 +50,9 @@ class _Source(TypedDict):
 
 
 class Source(_Source, total=False):
-    """Where a native document comes from (``server.provenance``): raw file, heading,
+    """Where a native document comes from (``search.provenance``): raw file, heading,
     heading path (ancestors, then the heading), first and last line; ``excerpt`` when the
-    document holds part of the section (``server.packing``)."""
+    document holds part of the section (``search.packing``)."""
 
     excerpt: Excerpt
 

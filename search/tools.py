@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ..foundation.errors import CacheReplaced, ContextError, as_context_error
 from ..foundation.strict_json import parse_json
+from ..server.jsonout import answer_text, info_text, list_text
 from ..store.cache_files import read_regular, swapped
 from ..store.cache_names import STAGING_DIR
 from ..store.manifest import MANIFEST_NAME as MANIFEST
 from ..store.manifest import MAX_MANIFEST_BYTES, manifest_head
 from ..store.v0_cache import V0Cache, load_v0_cache
 from .budget import check_budget
-from .jsonout import answer_text, info_text, list_text
 from .results import Answer, CacheEntry, CacheInfo
 from .v0_selection import select_v0
 
@@ -102,7 +102,7 @@ def answer(
             continue  # the generation was deleted while it loaded: load the new one
         if isinstance(cache, V0Cache):
             return Answer(**select_v0(cache.documents, query, checked))
-        from .native_selection import select
+        from ..server.native_selection import select
 
         try:
             return Answer(**select(cache, query, checked))
