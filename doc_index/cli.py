@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     except (Exception, KeyboardInterrupt) as exc:  # the last line of defence: a fact
         from .foundation.errors import exit_code_of
-        from .messages import for_people
+        from .render.messages import for_people
 
         print(f"error: {for_people(exc, args)}", file=sys.stderr)
         return exit_code_of(exc)
@@ -219,7 +219,7 @@ def _read_command(args: argparse.Namespace, root: Path) -> str:
     from . import api
 
     if args.command in ("list", "inspect"):
-        from . import listing
+        from .render import listing
 
         if args.command == "list":
             caches = api.describe_caches(root)
@@ -234,10 +234,10 @@ def _read_command(args: argparse.Namespace, root: Path) -> str:
               f"({selection['documents_excluded_by_budget']} matched): ask again with "
               f"--budget {max(2000, 2 * selection['budget'])}", file=sys.stderr)
     if args.format == "text":
-        from .answer_text import answer_text
+        from .render.answer_text import answer_text
 
         return answer_text(answer)
-    from .server import jsonout
+    from .render import spec_json as jsonout
 
     return jsonout.answer_text(answer, pretty=args.format == "pretty")
 

@@ -11,7 +11,7 @@ import sys
 
 from . import api
 from .foundation.printable import printable
-from .server.jsonout import answer_text
+from .render.spec_json import answer_text
 
 
 def main(argv: list[str]) -> int:

@@ -65,7 +65,7 @@ from typing import Any
 
 from ..indexer.analysis import WORD, term_counts
 from ..indexer.tokens import estimate_tokens
-from ..server.jsonout import dumps
+from ..render.spec_json import dumps
 from ..store.native_cache import NativeCache
 from .provenance import Lines, heading_path, line_count, split_lines
 from .query_limits import why_terms

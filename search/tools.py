@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ..foundation.errors import CacheReplaced, ContextError, as_context_error
 from ..foundation.strict_json import parse_json
-from ..server.jsonout import answer_text, info_text, list_text
+from ..render.spec_json import answer_text, info_text, list_text
 from ..store.cache_files import read_regular, swapped
 from ..store.cache_names import STAGING_DIR
 from ..store.manifest import MANIFEST_NAME as MANIFEST

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from conftest import SAFETY_TIMEOUT, SAMPLE_REPOS, run_cli
 from doc_index.search.results import Answer, CacheEntry, CacheInfo
-from doc_index.server import jsonout
 
 import doc_index
-from doc_index import listing
 from doc_index.foundation.errors import EXIT_CODES, DocIndexError, UsageError
+from doc_index.render import listing
+from doc_index.render import spec_json as jsonout
 
 KEY = "local-mdkit-docs"
 QUERY = "my request times out, how do I retry it?"

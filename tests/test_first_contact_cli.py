@@ -20,7 +20,7 @@ from conftest import SAFETY_TIMEOUT, write_tree
 from doc_index.store import roots
 from doc_index.store.sources import git as git_source
 
-from doc_index.listing import size_text
+from doc_index.render.listing import size_text
 
 CONTEXT = "doc_index.server.context_cli"
 DOCS = {
@@ -350,7 +350,7 @@ def test_resolve_text_format_for_a_person(root: Path, tmp_path: Path) -> None:
 def test_text_format_of_an_excerpt() -> None:
     from doc_index.search.results import Answer
 
-    from doc_index.answer_text import answer_text
+    from doc_index.render.answer_text import answer_text
 
     doc = {"id": "a-b", "version": "sha256:0", "content": "line\u2028two\r\n", "score": 0.5,
            "tokens": 9, "why": {"query_terms": [], "term_matches": 0, "total_words": 2},

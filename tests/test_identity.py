@@ -19,7 +19,7 @@ from doc_index.store.sources.walk import scan_directory
 from freezegun import freeze_time
 
 import doc_index
-from doc_index import listing
+from doc_index.render import listing
 
 # More than a heading and a few words: a one-line stub is never in an answer
 # (search.packing).

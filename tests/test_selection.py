@@ -17,11 +17,11 @@ from conftest import build, write_tree
 from doc_index.indexer.analysis import WORD, query_concepts, term_counts
 from doc_index.search.packing import doc_charge, frame_charge
 from doc_index.server import detmath
-from doc_index.server.jsonout import dumps
 from doc_index.server.native_selection import PARAMS, analyze_query, rank, select
 from doc_index.store.native_cache import NativeCache, load_native_cache
 
 from doc_index.foundation.errors import ContextError
+from doc_index.render.spec_json import dumps
 
 DOCS = {
     "guide/install.md": (

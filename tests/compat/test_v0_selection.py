@@ -19,11 +19,11 @@ from doc_index.search.v0_selection import (
     split_white_space,
     to_f32,
 )
-from doc_index.server.jsonout import render_v0 as render
 from hypothesis import given
 from hypothesis import strategies as st
 
 from doc_index.foundation.errors import ContextError
+from doc_index.render.spec_json import render_v0 as render
 
 
 def ratio(matches: int, words: int) -> float:

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .foundation.printable import printable
-from .search.results import Answer
+from ..foundation.printable import printable
+from ..search.results import Answer
 
 # Cc but \t and \n, Zl, Zp, the bidi controls (Cf), lone surrogates.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from .foundation.errors import ContextError, MissingCache, describe
-from .foundation.printable import printable
+from ..foundation.errors import ContextError, MissingCache, describe
+from ..foundation.printable import printable
 
 _SHOWN_CHARS = 40
 
@@ -31,7 +31,7 @@ def for_people(exc: BaseException, args: argparse.Namespace) -> str:
 
 def budget_problem(text: str) -> str:
     """Why the ``--budget`` text was refused, with the accepted range."""
-    from .search.budget import MAX_BUDGET
+    from ..search.budget import MAX_BUDGET
 
     accepted = f"a whole number of tokens from 0 to {MAX_BUDGET}"
     example = "(ASCII digits, e.g. --budget 2000)"
@@ -46,7 +46,7 @@ def budget_problem(text: str) -> str:
 
 def query_problem(query: str) -> str:
     """Why the query was refused: not UTF-8, too long, empty, or no searchable term."""
-    from .search.query_limits import MAX_QUERY_BYTES
+    from ..search.query_limits import MAX_QUERY_BYTES
 
     try:
         size = len(query.encode("utf-8"))

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .foundation.printable import printable
-from .search.cache_details import NATIVE, V0, CacheDetails
-from .store.sources.identity import shown_source
+from ..foundation.printable import printable
+from ..search.cache_details import NATIVE, V0, CacheDetails
+from ..store.sources.identity import shown_source
 
 _COLUMNS = ("NAME", "SOURCE", "REF", "COMMIT", "SECTIONS", "TOKENS", "SIZE", "AGE")
 _RIGHT = {"SECTIONS", "TOKENS", "SIZE"}
