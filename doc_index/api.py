@@ -172,7 +172,7 @@ def install_hooks(repo: Path | str = ".", *, root: Path | str | None = None,
     checkout, or its folder ``subdir``, as ``build`` would, into the cache ``name`` (else
     the default name); a build the hook would refuse (that name holds another source's
     cache) is refused now, with nothing installed."""
-    from .store.git_hooks import install_hooks as install
+    from .hooks import install_hooks as install
 
     return install(Path(repo), _root(root), name=name,
                    subdir=None if subdir is None else str(subdir))
@@ -180,6 +180,6 @@ def install_hooks(repo: Path | str = ".", *, root: Path | str | None = None,
 
 def uninstall_hooks(repo: Path | str = ".") -> list[str]:
     """Remove the hooks, putting back any hook that was there before; one line per hook."""
-    from .store.git_hooks import uninstall_hooks as uninstall
+    from .hooks import uninstall_hooks as uninstall
 
     return uninstall(Path(repo))

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, wait_for
-from doc_index.store.git_hooks import HOOKS, LOCK_NAME, LOG_NAME, ORIG_SUFFIX, hook_script, is_ours
 from doc_index.store.lock import BuildLock
+
+from doc_index.hooks import HOOKS, LOCK_NAME, LOG_NAME, ORIG_SUFFIX, hook_script, is_ours
 
 MAIN = Path(__file__).resolve().parents[1]
 
@@ -297,7 +298,7 @@ def test_hook_command_errors(env: Path) -> None:
 
 def test_script_quotes_paths() -> None:
     text = hook_script("post-merge", "/opt/my env/bin/python", Path("/tmp/it's root"))
-    assert "'/opt/my env/bin/python' -I -m doc_index.store.git_hooks run" in text
+    assert "'/opt/my env/bin/python' -I -m doc_index.hooks run" in text
     assert "'/tmp/it'\"'\"'s root'" in text
 
 
@@ -338,7 +339,7 @@ def test_hook_never_imports_the_work_trees_code(env: Path) -> None:
 def test_hook_run_does_not_import_the_cli(env: Path) -> None:
     _, work = setup_repos(env)
     root = env / "root"
-    probe = ("import sys\nfrom pathlib import Path\nfrom doc_index.store import git_hooks\n"
+    probe = ("import sys\nfrom pathlib import Path\nfrom doc_index import hooks as git_hooks\n"
              f"rc = git_hooks.run_hook('probe', Path({str(root)!r}), Path({str(work)!r}))\n"
              "print(rc, 'doc_index.cli' in sys.modules,"
              " 'doc_index.build_command' in sys.modules)\n")

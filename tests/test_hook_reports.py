@@ -13,7 +13,6 @@ import os
 import re
 from pathlib import Path
 
-from doc_index.store.git_hooks import HOOKS, is_ours
 from test_git_hooks import (
     LOG_NAME,
     finished_runs,
@@ -26,6 +25,8 @@ from test_git_hooks import (
     upstream_change,
     wait_runs,
 )
+
+from doc_index.hooks import HOOKS, is_ours
 
 
 def second_clone(env: Path, name: str = "work2") -> Path:

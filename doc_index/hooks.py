@@ -7,13 +7,13 @@ small ``sh`` wrapper that
 
 1. runs the hook that was there before, if any, with the same arguments and stdin (it was
    moved aside to ``<hook>.doc-index-orig``) and keeps its exit status as the hook's;
-2. runs, in the foreground, ``python -I -m doc_index.store.git_hooks check``: the quick
+2. runs, in the foreground, ``python -I -m doc_index.hooks check``: the quick
    checks of what the build would refuse (the cache name holds another source's cache,
    the root is no directory, the subfolder is gone: :func:`preflight`, a few git queries
    and one read of the live manifest's header), and whether the last background build
    failed. Either prints ONE line on git's stderr naming the cause, the fix and the log;
    a refused build is not started. The git command never fails;
-3. starts, in the background and from ``/``, ``python -I -m doc_index.store.git_hooks
+3. starts, in the background and from ``/``, ``python -I -m doc_index.hooks
    run``, which takes a per-checkout lock and runs the library's incremental build of
    the checkout (or its ``--subdir``) into the cache ``--name`` (else the default name):
    the build ``doc-index build <checkout>[/<subdir>] --root <root> [--name N]`` runs.
@@ -43,10 +43,10 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..foundation.errors import UsageError, describe, exit_code_of
-from ..foundation.printable import printable
-from .lock import BuildLock
-from .sources.git_run import run_git
+from .foundation.errors import UsageError, describe, exit_code_of
+from .foundation.printable import printable
+from .store.lock import BuildLock
+from .store.sources.git_run import run_git
 
 HOOKS = ("post-merge", "post-checkout", "post-rewrite")
 MARKER = "# doc-index-hook: v2"
@@ -98,7 +98,7 @@ class Refusal(NamedTuple):
 def _git_error(message: str, code: str = "io_error") -> Exception:
     """``git_source.GitSourceError``, imported when one is raised: a hook's quick check
     does without the git source machinery."""
-    from .sources.git import GitSourceError as error
+    from .store.sources.git import GitSourceError as error
 
     return error(message, code)
 
@@ -189,9 +189,9 @@ if [ "${{DOC_INDEX_HOOK:-1}}" != 0 ]; then
     checkout="$(pwd -P)"  # (git runs a hook at the top of the work tree)
     # First the quick checks (would the build be refused? did the last one fail?): at
     # most one line on stderr, never a failed git command. Then the build, detached.
-    if (cd / && exec {q(python)} -I -m doc_index.store.git_hooks check {args} \\
+    if (cd / && exec {q(python)} -I -m doc_index.hooks check {args} \\
         --checkout "$checkout" --git-dir "$gitdir" </dev/null); then
-        (cd / && exec {q(python)} -I -m doc_index.store.git_hooks run {args} \\
+        (cd / && exec {q(python)} -I -m doc_index.hooks run {args} \\
             --checkout "$checkout" >>"$log" 2>&1 </dev/null) &
     fi
 fi
@@ -212,7 +212,7 @@ def is_ours(path: Path) -> bool:
 
 
 def _absolute_root(root: Path | None) -> Path:
-    from .roots import default_root
+    from .store.roots import default_root
 
     chosen = root if root is not None else default_root()
     return Path(os.path.abspath(chosen.expanduser()))
@@ -242,7 +242,7 @@ def install_hooks(repo: Path, root: Path | None, *, name: str | None = None,
                   subdir: str | None = None) -> list[str]:
     """Install or refresh the three hooks; the lines to report. UsageError, with nothing
     installed, when the hook's build would be refused (``preflight``)."""
-    from .sources.identity import check_name
+    from .store.sources.identity import check_name
 
     checkout = locate(repo)
     root = _absolute_root(root)
@@ -337,7 +337,7 @@ def preflight(checkout: Checkout, root: Path, options: HookOptions) -> Refusal |
     can be written, or the cache of that name was built from another source (another
     clone of the same repository takes the same default name). A few git queries and the
     live manifest's header: no walk, no parse."""
-    from .sources.identity import directory_source
+    from .store.sources.identity import directory_source
 
     source_dir = options.source(checkout.top)
     if not source_dir.is_dir():
@@ -380,22 +380,22 @@ def _root_problem(root: Path) -> str | None:
 def _held_by_another(root: Path, key: str, identity: Any) -> str | None:
     """What the cache ``key`` holds when it is not ``identity``'s (the test the build
     makes before writing: ``IndexStore.update_index``), else None."""
-    from .index_store import IndexStore
-    from .sources.identity import header_source_text
+    from .store.index_store import IndexStore
+    from .store.sources.identity import header_source_text
 
     store = IndexStore(root)
     old = store._read_old_head(key)
     if old is not None:
         return None if identity.same_as(old[1]) else header_source_text(old[1])
-    from .v0_build import is_v0_cache
+    from .store.v0_build import is_v0_cache
 
     return "a Context Engine v0 cache" if is_v0_cache(root / key) else None
 
 
 def _other_name(key: str, top: Path) -> str:
     """A cache name for this checkout that its folder's name sets apart."""
-    from .cache_names import name_problem
-    from .sources.identity import key_part
+    from .store.cache_names import name_problem
+    from .store.sources.identity import key_part
 
     name = f"{key}-{key_part(top.name) or 'clone'}"
     return name if name_problem(name) is None else "NAME"
@@ -509,7 +509,7 @@ def run_hook(hook: str, root: Path, checkout_dir: Path,
     options = options or HookOptions()
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # outlive the terminal
-    from .sources.git import GitSourceError as LocateError
+    from .store.sources.git import GitSourceError as LocateError
 
     try:
         checkout = locate(checkout_dir)
@@ -540,10 +540,10 @@ def _record(checkout: Checkout, root: Path, options: HookOptions, hook: str,
         except OSError:
             pass
         return
-    from .sources.identity import OtherSource
+    from .store.sources.identity import OtherSource
 
     if isinstance(error, OtherSource):  # (another build took the name since the check)
-        from .sources.identity import directory_source
+        from .store.sources.identity import directory_source
 
         key = options.name or directory_source(options.source(checkout.top).resolve()).key
         fix = _fix(checkout, root, options, name=_other_name(key, checkout.top))
@@ -566,8 +566,8 @@ def _build(source: Path, root: Path, name: str | None) -> tuple[int, BaseExcepti
     """The incremental build of the checkout's folder ``source``, through the library
     (never the CLI), as ``doc-index build <source> --root <root> [--name N]``: the summary
     or one ``error:`` line in the log; the exit code ``build`` would give, and the error."""
-    from .index_store import IndexStore
-    from .sources.directory import build_from_directory, summary_lines
+    from .store.index_store import IndexStore
+    from .store.sources.directory import build_from_directory, summary_lines
 
     started = time.perf_counter()
     try:
@@ -581,7 +581,7 @@ def _build(source: Path, root: Path, name: str | None) -> tuple[int, BaseExcepti
 
 
 def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m doc_index.store.git_hooks")
+    parser = argparse.ArgumentParser(prog="python -m doc_index.hooks")
     sub = parser.add_subparsers(dest="command", required=True)
     for command, text in (("run", "what an installed hook runs in the background"),
                           ("check", "what an installed hook runs first, in the foreground")):
