@@ -441,7 +441,7 @@ def answer_bytes(m: Material, i: int, params: Any) -> tuple[list[str], bytes]:
     """A question's top-10 ids and its whole packed answer, as bytes."""
     from doc_index.server.native_selection import _concepts, pack
 
-    from doc_index.render.spec_json import dumps
+    from doc_index.foundation.strict_json import dumps
 
     q = m.questions[i]
     c = m.corpora[q.corpus].corpus

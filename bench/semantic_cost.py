@@ -114,7 +114,7 @@ from pathlib import Path
 job = json.loads(sys.argv[1])
 from doc_index.store.native_cache import load_native_cache
 from doc_index.server.native_selection import Params, _concepts, pack, rank
-from doc_index.render.spec_json import dumps
+from doc_index.foundation.strict_json import dumps
 cache_dir = Path(job["cache"])
 cache = load_native_cache(cache_dir)
 if job["semantic"]:

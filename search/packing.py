@@ -63,9 +63,9 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
+from ..foundation.strict_json import dumps
 from ..indexer.analysis import WORD, term_counts
 from ..indexer.tokens import estimate_tokens
-from ..render.spec_json import dumps
 from ..store.native_cache import NativeCache
 from .provenance import Lines, heading_path, line_count, split_lines
 from .query_limits import why_terms

@@ -13,9 +13,10 @@ import struct
 from collections import Counter
 from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal, localcontext
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..foundation.errors import ContextError
+from ..store.v0_cache import V0Document
 from .query_limits import check_query_length, check_v0_echo
 
 # Unicode White_Space, exactly. str.split() would also split on U+001C..U+001F.
@@ -26,14 +27,6 @@ WHITE_SPACE = (
 )
 _WORD = re.compile("[^" + re.escape(WHITE_SPACE) + "]+")
 _F32 = struct.Struct("<f")
-
-
-class V0Document(NamedTuple):
-    """One loaded v0 document: what selection reads and echoes."""
-
-    id: str
-    version: str
-    content: str
 
 
 class F32(float):

@@ -14,7 +14,6 @@ from typing import Any, NamedTuple
 
 from ..foundation.errors import ContextError
 from ..foundation.strict_json import parse_json
-from ..search.v0_selection import V0Document
 from .cache_files import read_regular
 from .manifest import MAX_MANIFEST_BYTES
 
@@ -27,6 +26,14 @@ _I64 = range(-(2**63), 2**63)
 # 110 MB (measured at 62 MB; a manifest listing one 1 MB document 20,000 times took past
 # 5 GB). fastapi-docs, the largest Markdown corpus, gives 1.5 MB of documents.
 MAX_V0_DOCUMENT_BYTES = MAX_MANIFEST_BYTES
+
+
+class V0Document(NamedTuple):
+    """One loaded v0 document: what selection reads and echoes."""
+
+    id: str
+    version: str
+    content: str
 
 
 class V0Cache(NamedTuple):

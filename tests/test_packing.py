@@ -16,7 +16,7 @@ from doc_index.search.packing import block_starts, doc_charge, frame_charge, is_
 from doc_index.server.native_selection import rank, select
 from doc_index.store.native_cache import NativeCache, load_native_cache
 
-from doc_index.render.spec_json import dumps
+from doc_index.foundation.strict_json import dumps
 
 FILLER = ("The service reads its settings once at start and keeps them for the whole "
           "run, so a change needs a restart of every process that uses them. ")

@@ -21,7 +21,7 @@ from doc_index.server.native_selection import PARAMS, analyze_query, rank, selec
 from doc_index.store.native_cache import NativeCache, load_native_cache
 
 from doc_index.foundation.errors import ContextError
-from doc_index.render.spec_json import dumps
+from doc_index.foundation.strict_json import dumps
 
 DOCS = {
     "guide/install.md": (

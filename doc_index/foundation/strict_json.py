@@ -1,7 +1,9 @@
-"""The one strict JSON parser: for cache manifests and documents, and MCP wire lines.
+"""The one strict JSON parser (cache manifests and documents, MCP wire lines) and the one
+writer of the JSON every door prints (:func:`dumps`; search prices answers with it too).
 
 Strict UTF-8 (no BOM, no UTF-16 sniffing), no NaN/Infinity, and nesting too deep for the
-parser is an invalid document (ValueError), not a crash.
+parser is an invalid document (ValueError), not a crash. Written: compact or 2-space
+pretty, non-ASCII kept, one trailing newline (serde_json's output).
 """
 
 from __future__ import annotations
@@ -48,6 +50,13 @@ def parse_json(data: bytes, *, lone_surrogates: bool = False) -> Any:
     if not lone_surrogates and lone_surrogate_escape(text):
         _check_encodable(value)
     return value
+
+
+def dumps(value: Any, pretty: bool = False) -> str:
+    """``value`` as the doors print it (trailing newline included)."""
+    if pretty:
+        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")

@@ -1,7 +1,7 @@
-"""The one place JSON output is rendered: the bytes every door prints or sends.
+"""The three tools' results as the bytes every door prints or sends (the specs' JSON).
 
-Compact or 2-space pretty, non-ASCII kept, one trailing newline (serde_json's output).
-A Context Engine v0 answer's scores are :class:`~.v0_selection.F32` values, which print
+Written by ``foundation.strict_json.dumps`` (serde_json's layout). A Context Engine v0
+answer's scores are :class:`~.v0_selection.F32` values, which print
 the reference's way (:func:`~.v0_selection.format_f32`); the standard encoder cannot be
 told to, so such an answer goes through :func:`_encode`.
 """
@@ -11,15 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..foundation.strict_json import dumps
 from ..search.results import Answer, CacheEntry, CacheInfo
 from ..search.v0_selection import F32, format_f32
-
-
-def dumps(value: Any, pretty: bool = False) -> str:
-    """Serialize a tool result exactly as the CLI prints it (trailing newline included)."""
-    if pretty:
-        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
 def answer_text(answer: Answer, pretty: bool = False) -> str:

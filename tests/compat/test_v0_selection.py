@@ -13,12 +13,12 @@ from doc_index.search import tools
 from doc_index.search.v0_selection import (
     F32,
     WHITE_SPACE,
-    V0Document,
     format_f32,
     select_v0,
     split_white_space,
     to_f32,
 )
+from doc_index.store.v0_cache import V0Document
 from hypothesis import given
 from hypothesis import strategies as st
 
