@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         resolve,
         uninstall_hooks,
     )
-    from .foundation.errors import ContextError, DocIndexError, MissingCache, UsageError
+    from .foundation.errors import CacheMissing, ContextError, DocIndexError, UsageError
     from .search.cache_details import CacheDetails
     from .search.results import Answer, CacheEntry, CacheInfo
     from .store.index_store import BuildReport
@@ -48,14 +48,14 @@ _EXPORTS = {
     "describe_caches": "api", "describe": "api", "CacheDetails": "search.cache_details",
     "DocIndexError": "foundation.errors", "UsageError": "foundation.errors",
     "ContextError": "foundation.errors",
-    "MissingCache": "foundation.errors",
+    "CacheMissing": "foundation.errors",
     "Answer": "search.results", "CacheEntry": "search.results", "CacheInfo": "search.results",
     "BuildReport": "store.index_store", "GitSourceError": "store.sources.git",
 }
 
 __all__ = [
     "Answer", "BuildReport", "CacheDetails", "CacheEntry", "CacheInfo", "ContextError",
-    "DocIndexError", "GitSourceError", "MissingCache", "UsageError", "__version__", "build",
+    "DocIndexError", "GitSourceError", "CacheMissing", "UsageError", "__version__", "build",
     "delete", "describe", "describe_caches", "inspect", "install_hooks", "list_caches",
     "resolve", "uninstall_hooks",
 ]

@@ -16,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .foundation.errors import CacheMissing
+
 if TYPE_CHECKING:
     from .search.cache_details import CacheDetails
     from .search.results import Answer, CacheEntry, CacheInfo
@@ -132,7 +134,7 @@ def resolve(name: str, query: str, budget: int | str, *,
     A name that is no cache under ``root`` is ``cache_missing`` (MissingCache), checked
     first.
     """
-    from .foundation.errors import ContextError, MissingCache
+    from .foundation.errors import ContextError, spec_message
     from .missing_cache import missing_cache
     from .search import tools
     from .search.budget import parse_budget
@@ -143,7 +145,7 @@ def resolve(name: str, query: str, budget: int | str, *,
         return tools.answer(cache_dir, query, parse_budget(budget) if isinstance(budget, str)
                             else budget)
     except ContextError as exc:  # a directory with no manifest, or gone meanwhile: say so
-        if exc.code != "cache_missing" or isinstance(exc, MissingCache):
+        if exc.code != "cache_missing" or exc.message != spec_message(exc.code):
             raise
         raise missing_cache(checked, name, exc) from None
 
@@ -160,9 +162,7 @@ def delete(name: str, *, root: Path | str | None = None) -> None:
     root = _root(root)
     _cache_dir(root, name)
     if not IndexStore(root).delete_index(name):  # deleted meanwhile by another process
-        from .foundation.errors import ContextError
-
-        raise missing_cache(root, name, ContextError("cache_missing", "deleted meanwhile"))
+        raise missing_cache(root, name, CacheMissing(detail="deleted meanwhile"))
 
 
 def install_hooks(repo: Path | str = ".", *, root: Path | str | None = None,

@@ -43,7 +43,14 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .foundation.errors import UsageError, describe, exit_code_of
+from .foundation.errors import (
+    BadSource,
+    GitSourceError,
+    OtherSource,
+    UsageError,
+    describe,
+    exit_code_of,
+)
 from .foundation.printable import printable
 from .store.lock import BuildLock
 from .store.sources.git_run import run_git
@@ -95,19 +102,12 @@ class Refusal(NamedTuple):
     fix: str
 
 
-def _git_error(message: str, code: str = "io_error") -> Exception:
-    """``git_source.GitSourceError``, imported when one is raised: a hook's quick check
-    does without the git source machinery."""
-    from .store.sources.git import GitSourceError as error
-
-    return error(message, code)
-
 
 def _git(cwd: Path, *args: str) -> tuple[int, str, str]:
     try:
         done = run_git(args, cwd=cwd, read_hooks_path=True)
     except OSError as exc:
-        raise _git_error(f"cannot run git: {exc.strerror or exc}") from None
+        raise GitSourceError(f"cannot run git: {exc.strerror or exc}") from None
     return done.status, done.out.decode("utf-8", "surrogateescape").strip(), done.err
 
 
@@ -119,24 +119,22 @@ def locate(repo: Path) -> Checkout:
     repo = Path(os.path.abspath(repo.expanduser()))
     # Not a checkout: the user named the wrong path, a usage error (exit 1).
     if not repo.is_dir():
-        raise _git_error(_NOT_A_CHECKOUT.format(what="not a git repository", repo=repo),
-                             "usage")
+        raise BadSource(_NOT_A_CHECKOUT.format(what="not a git repository", repo=repo))
     status, inside, _ = _git(repo, "rev-parse", "--is-inside-work-tree")
     if status != 0 and _git(repo, f"--git-dir={repo}", "rev-parse")[0] != 0:
         # (the runner does not discover a bare repository: asked by name it is one)
-        raise _git_error(_NOT_A_CHECKOUT.format(what="not a git repository", repo=repo),
-                             "usage")
+        raise BadSource(_NOT_A_CHECKOUT.format(what="not a git repository", repo=repo))
     if inside != "true":
-        raise _git_error(_NOT_A_CHECKOUT.format(
-            what="not a git checkout (bare repository or git directory)", repo=repo), "usage")
+        raise BadSource(_NOT_A_CHECKOUT.format(
+            what="not a git checkout (bare repository or git directory)", repo=repo))
     status, top, err = _git(repo, "rev-parse", "--show-toplevel")
     if status != 0 or not top:
-        raise _git_error(f"cannot find the work tree of {repo}: {err.strip()}")
+        raise GitSourceError(f"cannot find the work tree of {repo}: {err.strip()}")
     top_path = Path(top)
     status, out, err = _git(top_path, "rev-parse", "--absolute-git-dir", "--git-path", "hooks")
     lines = out.splitlines()
     if status != 0 or len(lines) != 2:
-        raise _git_error(f"cannot find the hooks directory of {repo}: {err.strip()}")
+        raise GitSourceError(f"cannot find the hooks directory of {repo}: {err.strip()}")
     hooks = Path(os.path.abspath(top_path / os.path.expanduser(lines[1])))
     return Checkout(top=top_path, git_dir=Path(lines[0]), hooks=hooks)
 
@@ -262,7 +260,7 @@ def install_hooks(repo: Path, root: Path | None, *, name: str | None = None,
             same = path.read_text(encoding="utf-8", errors="replace") == text[hook]
             plan.append((hook, "unchanged" if same else "updated"))
         elif os.path.lexists(orig):
-            raise _git_error(
+            raise GitSourceError(
                 f"cannot install {hook}: {orig} is left from an earlier install and {path} "
                 "is not doc-index's; move one of them away first"
             )
@@ -509,11 +507,9 @@ def run_hook(hook: str, root: Path, checkout_dir: Path,
     options = options or HookOptions()
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)  # outlive the terminal
-    from .store.sources.git import GitSourceError as LocateError
-
     try:
         checkout = locate(checkout_dir)
-    except LocateError as exc:
+    except (GitSourceError, BadSource) as exc:
         print(f"[{_stamp()}] {hook}: error: {describe(exc)}", flush=True)
         return exit_code_of(exc)
     _trim_log(checkout.git_dir / LOG_NAME)
@@ -540,8 +536,6 @@ def _record(checkout: Checkout, root: Path, options: HookOptions, hook: str,
         except OSError:
             pass
         return
-    from .store.sources.identity import OtherSource
-
     if isinstance(error, OtherSource):  # (another build took the name since the check)
         from .store.sources.identity import directory_source
 

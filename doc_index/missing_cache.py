@@ -11,7 +11,7 @@ import difflib
 import os
 from pathlib import Path
 
-from .foundation.errors import ContextError, MissingCache
+from .foundation.errors import CacheMissing, ContextError
 from .foundation.printable import printable
 
 MAX_SUGGESTIONS = 3
@@ -20,17 +20,17 @@ _CUTOFF = 0.6
 
 
 def check_root(root: Path) -> None:
-    """MissingCache naming ``root`` unless it is (a symlink to) a directory."""
+    """CacheMissing naming ``root`` unless it is (a symlink to) a directory."""
     if os.path.isdir(root):
         return
     shown = printable(os.path.abspath(root))
     if os.path.lexists(root):
-        raise MissingCache(f"cache root {shown} is not a directory; pass --root DIR")
-    raise MissingCache(f"cache root {shown} does not exist; build a cache first "
+        raise CacheMissing(f"cache root {shown} is not a directory; pass --root DIR")
+    raise CacheMissing(f"cache root {shown} does not exist; build a cache first "
                        f"(doc-index build SOURCE --root {shown}) or pass --root DIR")
 
 
-def missing_cache(root: Path, name: str, refused: ContextError) -> MissingCache:
+def missing_cache(root: Path, name: str, refused: ContextError) -> CacheMissing:
     """The error for cache ``name`` that ``resolve_cache_name`` refused with ``refused``."""
     from .search import tools
 
@@ -40,17 +40,17 @@ def missing_cache(root: Path, name: str, refused: ContextError) -> MissingCache:
     if name in names:  # there, but refused (a link out of the root, no manifest, ...)
         close = close_names(name, [other for other in names if other != name])
         also = f"; did you mean: {', '.join(map(printable, close))}?" if close else ""
-        return MissingCache(f"cache {_quoted(name)} under {shown_root} cannot be used: "
+        return CacheMissing(f"cache {_quoted(name)} under {shown_root} cannot be used: "
                             f"{printable(str(refused))}{also}")
     where = f"no cache named {_quoted(name)} under {shown_root}"
     if not names:
-        return MissingCache(f"{where}; it holds no cache yet (doc-index build SOURCE "
+        return CacheMissing(f"{where}; it holds no cache yet (doc-index build SOURCE "
                             f"--root {shown_root} makes one)")
     close = close_names(name, names)
     if close:
-        return MissingCache(f"{where}; did you mean: {', '.join(map(printable, close))}? "
+        return CacheMissing(f"{where}; did you mean: {', '.join(map(printable, close))}? "
                             "(doc-index list shows them)")
-    return MissingCache(f"{where} (doc-index list shows the caches there)")
+    return CacheMissing(f"{where} (doc-index list shows the caches there)")
 
 
 def close_names(name: str, names: list[str]) -> list[str]:

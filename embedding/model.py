@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..foundation.errors import DocIndexError
+from ..foundation.errors import ModelError
 
 DIM = 384
 SECTION_PIECES = 64  # word pieces of a section's input, [CLS] and [SEP] included
@@ -75,11 +75,7 @@ MODEL_FILE_NAMES = (
 MAX_MODEL_BYTES = 512 * 1024 * 1024  # no export of this model comes near it
 
 
-class ModelError(DocIndexError):
-    """No usable model: missing, unknown, or the extra is not installed (exit 1)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, "usage")
 
 
 class ModelFile(NamedTuple):

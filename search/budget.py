@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..foundation.errors import ContextError
+from ..foundation.errors import BudgetError
 
 MAX_BUDGET = 10_000_000
 _INTEGER = re.compile(r"-?[0-9]{1,18}", re.ASCII)
@@ -21,16 +21,16 @@ _INTEGER = re.compile(r"-?[0-9]{1,18}", re.ASCII)
 def check_budget(budget: object) -> int:
     """``budget`` as an int in [0, MAX_BUDGET]; invalid_budget otherwise (a bool is no int)."""
     if isinstance(budget, bool) or not isinstance(budget, int):
-        raise ContextError("invalid_budget", "budget must be an integer")
+        raise BudgetError(detail="budget must be an integer")
     if not 0 <= budget <= MAX_BUDGET:
-        raise ContextError("invalid_budget", f"budget must be in [0, {MAX_BUDGET}]")
+        raise BudgetError(detail=f"budget must be in [0, {MAX_BUDGET}]")
     return int(budget)
 
 
 def parse_budget(text: str) -> int:
     """A command-line budget: the checked int, or invalid_budget."""
     if not _INTEGER.fullmatch(text):
-        raise ContextError("invalid_budget", "budget must be an integer")
+        raise BudgetError(detail="budget must be an integer")
     return check_budget(int(text))
 
 

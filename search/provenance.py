@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from ..foundation.errors import ContextError
+from ..foundation.errors import CacheInvalid
 from ..store.native_cache import NativeCache
 
 
@@ -44,7 +44,7 @@ def heading_path(cache: NativeCache, d: int) -> list[str]:
     while True:
         title = titles[current]
         if not isinstance(title, str):
-            raise ContextError("cache_invalid", "section title is not a string")
+            raise CacheInvalid(detail="section title is not a string")
         if title or current == d:
             path.append(title)
         parent = parents[current]
@@ -55,7 +55,7 @@ def heading_path(cache: NativeCache, d: int) -> list[str]:
         while j >= 0 and files[j] == file and ids[j] != parent:
             j -= 1
         if j < 0 or files[j] != file:  # also a parent that is no string, or a loop
-            raise ContextError("cache_invalid", "section parent is not an earlier section")
+            raise CacheInvalid(detail="section parent is not an earlier section")
         current = j
     path.reverse()
     return path

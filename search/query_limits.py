@@ -15,7 +15,7 @@ term, and the bound is on the answer instead: the echoes of one answer hold at m
 
 from __future__ import annotations
 
-from ..foundation.errors import ContextError
+from ..foundation.errors import QueryError
 
 MAX_QUERY_BYTES = 4096
 WHY_MAX_TERMS = 32
@@ -26,7 +26,7 @@ MAX_V0_WHY_BYTES = 64 * 1024 * 1024
 def check_query_length(query: str) -> None:
     """invalid_query when ``query`` is longer than MAX_QUERY_BYTES in UTF-8."""
     if len(query.encode("utf-8", "surrogatepass")) > MAX_QUERY_BYTES:
-        raise ContextError("invalid_query", f"query longer than {MAX_QUERY_BYTES} bytes")
+        raise QueryError(detail=f"query longer than {MAX_QUERY_BYTES} bytes")
 
 
 def why_terms(terms: list[str]) -> list[str]:
@@ -39,7 +39,6 @@ def check_v0_echo(terms_json_bytes: int, documents: int) -> None:
     """invalid_query when ``documents`` echoes of a v0 query's terms (``terms_json_bytes``
     each, as JSON) would exceed MAX_V0_WHY_BYTES."""
     if terms_json_bytes * documents > MAX_V0_WHY_BYTES:
-        raise ContextError(
-            "invalid_query",
+        raise QueryError(detail=(
             f"the query's terms, repeated in each of {documents} documents, would make an "
-            f"answer over {MAX_V0_WHY_BYTES // (1024 * 1024)} MiB: ask with fewer words")
+            f"answer over {MAX_V0_WHY_BYTES // (1024 * 1024)} MiB: ask with fewer words"))

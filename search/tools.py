@@ -22,7 +22,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from ..foundation.errors import CacheReplaced, ContextError, as_context_error
+from ..foundation.errors import (
+    CacheInvalid,
+    CacheMissing,
+    CacheReplaced,
+    ContextError,
+    IoError,
+    QueryError,
+    as_context_error,
+)
 from ..foundation.strict_json import parse_json
 from ..render.spec_json import answer_text, info_text, list_text
 from ..store.cache_files import read_regular, swapped
@@ -85,11 +93,11 @@ def answer(
     """
     checked = check_budget(budget)
     if not isinstance(query, str):
-        raise ContextError("invalid_query", "query must be a string")
+        raise QueryError(detail="query must be a string")
     try:
         query.encode("utf-8")  # lone surrogates: argv bytes that were not UTF-8
     except UnicodeEncodeError:
-        raise ContextError("invalid_query", "query is not valid UTF-8") from None
+        raise QueryError(detail="query is not valid UTF-8") from None
     _require_directory(cache_dir)
     for _ in range(_NATIVE_ATTEMPTS):
         try:
@@ -112,7 +120,7 @@ def answer(
         finally:
             if warm is None:
                 cache.close()
-    raise ContextError("io_error", "the cache kept being replaced while it was read")
+    raise IoError(detail="the cache kept being replaced while it was read")
 
 
 def memory_bytes(cache: Any) -> int:
@@ -145,7 +153,7 @@ def load_for_resolve(cache_dir: Path) -> Any:
         from ..store.native_cache import load_native_cache
 
         return load_native_cache(cache_dir)
-    raise ContextError("cache_invalid", "manifest is neither a v0 nor a native manifest")
+    raise CacheInvalid(detail="manifest is neither a v0 nor a native manifest")
 
 
 def _open_directory(cache_dir: Path) -> int:
@@ -153,7 +161,7 @@ def _open_directory(cache_dir: Path) -> int:
     try:
         return os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError):
-        raise ContextError("cache_missing", "no cache directory") from None
+        raise CacheMissing(detail="no cache directory") from None
 
 
 def _manifest_bytes(dir_fd: int) -> bytes:
@@ -162,14 +170,14 @@ def _manifest_bytes(dir_fd: int) -> bytes:
         return read_regular(dir_fd, MANIFEST, follow_symlinks=True,
                             max_bytes=MAX_MANIFEST_BYTES)
     except (FileNotFoundError, NotADirectoryError):
-        raise ContextError("cache_missing", "no manifest.json") from None
+        raise CacheMissing(detail="no manifest.json") from None
 
 
 def _parse_manifest(data: bytes) -> Any:
     try:
         return parse_json(data)
     except ValueError:
-        raise ContextError("cache_invalid", "manifest.json is not JSON") from None
+        raise CacheInvalid(detail="manifest.json is not JSON") from None
 
 
 def inspect_cache(cache_dir: Path) -> str:
@@ -207,7 +215,7 @@ def cache_info_and_manifest(cache_dir: Path) -> tuple[CacheInfo, Any]:
                                  manifest_ok and total_bytes is not None), manifest
         finally:
             os.close(dir_fd)
-    raise ContextError("io_error", "the cache kept being replaced while it was read")
+    raise IoError(detail="the cache kept being replaced while it was read")
 
 
 def _regular_file_bytes(dir_fd: int) -> int | None:
@@ -284,6 +292,6 @@ def _require_directory(path: Path) -> None:
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError, ValueError):
-        raise ContextError("cache_missing") from None
+        raise CacheMissing() from None
     if not stat.S_ISDIR(info.st_mode):
-        raise ContextError("cache_missing")
+        raise CacheMissing()

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any
 
-from ..foundation.errors import ContextError
+from ..foundation.errors import QueryError
 from ..store.v0_cache import V0Document
 from .query_limits import check_query_length, check_v0_echo
 
@@ -95,7 +95,7 @@ def select_v0(documents: Sequence[V0Document], query: str, budget: int) -> dict[
     try:
         query.encode("utf-8")
     except UnicodeEncodeError:
-        raise ContextError("invalid_query") from None
+        raise QueryError() from None
     check_query_length(query)
     terms = split_white_space(query.lower())
     shown = terms  # one list, shared by every document's ``why``

@@ -27,7 +27,8 @@ from ..foundation.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
-    ContextError,
+    CacheMissing,
+    IoError,
     UsageError,
     as_context_error,
 )
@@ -51,7 +52,7 @@ def _existing(text: str) -> Path:
     """A ``--cache`` or ``--root`` path: the empty one names no directory (cache_missing,
     as the specs say of a root or cache that does not exist), never the current one."""
     if not text:
-        raise ContextError("cache_missing", "empty path")
+        raise CacheMissing(detail="empty path")
     return Path(text)
 
 
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError:
         # Closed stdout (e.g. a pipe): no more writes to it, not even at interpreter exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        error = ContextError("io_error")
+        error = IoError()
         _stderr(f"error: {error.message}")
         return error.exit_code
     return EXIT_OK

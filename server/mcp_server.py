@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from doc_index import __version__
 
-from ..foundation.errors import EXIT_INTERRUPTED, ContextError
+from ..foundation.errors import EXIT_INTERRUPTED, spec_json
 from ..search.warm_caches import WarmCaches, memory_budget
 from .mcp_early import EarlyAnswers
 from .mcp_tools import (
@@ -97,7 +97,7 @@ def build_server(calls: ToolCalls, style: str) -> Server[Any]:
             )
         except Exception:  # ToolCalls.call never raises; this is the last line of defence
             logger.exception("tool %s failed", params.name)
-            reply = ToolReply(ContextError("internal_error").to_json_text(), is_error=True)
+            reply = ToolReply(spec_json("internal_error"), is_error=True)
         return tool_result(reply)
 
     server: Server[Any] = Server(

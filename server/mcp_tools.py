@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..foundation.errors import ContextError, as_context_error
+from ..foundation.errors import CacheMissing, ContextError, QueryError, as_context_error, spec_json
 from ..search.budget import MAX_BUDGET, budget_from_json
 from ..search.warm_caches import WarmCaches
 from ..store.cache_paths import real_root, resolve_cache_name, verify_cache_tree
@@ -218,26 +218,26 @@ class ToolCalls:
                 logger.error("tool %s: %s", tool, exc)
             else:
                 logger.exception("tool %s raised", tool)
-            return ToolReply(error.to_json_text(), is_error=True)
+            return ToolReply(spec_json(error.code), is_error=True)
 
     def _resolve(self, args: dict[str, Any]) -> str:
         if set(args) - {"cache", "query", "budget"}:
-            raise ContextError("invalid_query", "unknown argument")
+            raise QueryError(detail="unknown argument")
         # The order of tools.resolve: budget, then query, then the cache.
         budget = budget_from_json(args.get("budget"))
         query = args.get("query")
         if not isinstance(query, str):
-            raise ContextError("invalid_query", "query must be a string")
+            raise QueryError(detail="query must be a string")
         return self._resolve_text(self._cache_dir(args.get("cache")), query, budget)
 
     def _inspect_cache(self, args: dict[str, Any]) -> str:
         if set(args) - {"cache"}:
-            raise ContextError("cache_missing", "unknown argument")
+            raise CacheMissing(detail="unknown argument")
         return self.backend.inspect_cache(self._cache_dir(args.get("cache")))
 
     def _list_caches(self, args: dict[str, Any]) -> str:
         if args:
-            raise ContextError("cache_missing", "list_caches takes no arguments")
+            raise CacheMissing(detail="list_caches takes no arguments")
         return self.backend.list_caches(self.root)
 
     def _cache_dir(self, name: object) -> Path:
@@ -247,7 +247,7 @@ class ToolCalls:
         stamp as the loaded caches: a rebuild is a new directory and is walked again.
         """
         if not isinstance(name, str):
-            raise ContextError("cache_missing", "cache must be a string")
+            raise CacheMissing(detail="cache must be a string")
         cache_dir = resolve_cache_name(self.root, name, verify_tree=False)
         root_real = real_root(self.root)
         self.warm.get(cache_dir, "tree", lambda d: verify_cache_tree(root_real, os.fspath(d)))

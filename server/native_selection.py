@@ -83,7 +83,7 @@ from itertools import compress
 from operator import itemgetter
 from typing import Any
 
-from ..foundation.errors import ContextError
+from ..foundation.errors import QueryError
 from ..indexer.analysis import (
     FEATURE_CHANGELOG,
     WORD,
@@ -129,7 +129,7 @@ def _concepts(query: str, cache: NativeCache | None = None,
     concepts = query_concepts(query)
     if not concepts:
         if not WORD.search(query):
-            raise ContextError("invalid_query", "query has no searchable term")
+            raise QueryError(detail="query has no searchable term")
         concepts = [Concept(t) for t in all_stopword_terms(query)]
     if cache is not None and params.related:
         concepts = [c._replace(related=related_terms(cache.index, c, params.related_count))

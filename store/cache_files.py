@@ -23,7 +23,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..foundation.errors import ContextError
+from ..foundation.errors import CacheInvalid, IoError
 
 _READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CHUNK = 1 << 20
@@ -37,7 +37,7 @@ def open_regular(dir_fd: int, relpath: str, *, follow_symlinks: bool = False) ->
     """
     parts = relpath.split("/")
     if any(p in ("", ".", "..") for p in parts) or "\0" in relpath:
-        raise ContextError("cache_invalid", f"bad path in cache: {relpath!r}")
+        raise CacheInvalid(detail=f"bad path in cache: {relpath!r}")
     nofollow = 0 if follow_symlinks else os.O_NOFOLLOW
     current = dir_fd
     try:
@@ -50,7 +50,7 @@ def open_regular(dir_fd: int, relpath: str, *, follow_symlinks: bool = False) ->
             fd = os.open(parts[-1], _READ | nofollow, dir_fd=current)
         except OSError as exc:
             if exc.errno == errno.ENXIO:  # a socket (or a device without its driver)
-                raise ContextError("io_error", "special file in cache") from None
+                raise IoError(detail="special file in cache") from None
             raise
     finally:
         if current != dir_fd:
@@ -58,9 +58,9 @@ def open_regular(dir_fd: int, relpath: str, *, follow_symlinks: bool = False) ->
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise ContextError("cache_invalid", f"{relpath!r} is a directory")
+            raise CacheInvalid(detail=f"{relpath!r} is a directory")
         if not stat.S_ISREG(mode):
-            raise ContextError("io_error", f"{relpath!r} is a special file")
+            raise IoError(detail=f"{relpath!r} is a special file")
     except BaseException:
         os.close(fd)
         raise
@@ -76,14 +76,14 @@ def read_regular(dir_fd: int, relpath: str, *, follow_symlinks: bool = False,
     fd = open_regular(dir_fd, relpath, follow_symlinks=follow_symlinks)
     try:
         if max_bytes is not None and os.fstat(fd).st_size > max_bytes:
-            raise ContextError("cache_invalid", f"{relpath!r} is over {max_bytes} bytes")
+            raise CacheInvalid(detail=f"{relpath!r} is over {max_bytes} bytes")
         chunks = []
         total = 0
         while chunk := os.read(fd, _CHUNK):
             chunks.append(chunk)
             total += len(chunk)
             if max_bytes is not None and total > max_bytes:
-                raise ContextError("cache_invalid", f"{relpath!r} is over {max_bytes} bytes")
+                raise CacheInvalid(detail=f"{relpath!r} is over {max_bytes} bytes")
         return b"".join(chunks)
     finally:
         os.close(fd)

@@ -26,7 +26,7 @@ import re
 import stat
 from pathlib import Path
 
-from ..foundation.errors import UsageError
+from ..foundation.errors import DeleteRefused
 from ..foundation.printable import printable
 from . import commit
 
@@ -38,15 +38,16 @@ _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-class DeleteRefused(UsageError):
-    """``delete`` of a directory doc-index cannot tell is a cache (exit 1, nothing done)."""
 
-    def __init__(self, root: Path, key: str, why: str) -> None:
-        shown = f"'{key}'" if key.isprintable() else printable(key)
-        super().__init__(
-            f"refusing to delete {shown} under {printable(os.path.abspath(root))}: {why}; "
-            "doc-index deletes only the caches it can tell are caches (remove it yourself "
-            "if it is yours to remove)")
+
+
+def delete_refused(root: Path, key: str, why: str) -> DeleteRefused:
+    """The refusal to delete ``key`` under ``root``, which is no cache doc-index can tell."""
+    shown = f"'{key}'" if key.isprintable() else printable(key)
+    return DeleteRefused(
+        f"refusing to delete {shown} under {printable(os.path.abspath(root))}: {why}; "
+        "doc-index deletes only the caches it can tell are caches (remove it yourself "
+        "if it is yours to remove)")
 
 
 def write_mark(root: Path, key: str) -> None:

@@ -2,7 +2,7 @@
 
 A caller (an MCP client, ``doc-index resolve NAME``) names a cache; only the root is
 configured by the operator. :func:`resolve_cache_name` turns the name into the real path
-of a directory strictly inside the root, or raises ``ContextError("cache_missing")``:
+of a directory strictly inside the root, or raises ``CacheMissing()``:
 
 - the name must be one path component: not empty, not ``.`` or ``..``, not the store's
   staging area ``.doc-index-tmp``, no ``/`` or ``\\``
@@ -31,14 +31,14 @@ import os
 import stat
 from pathlib import Path
 
-from ..foundation.errors import ContextError
+from ..foundation.errors import CacheMissing, ContextError, IoError
 from .cache_names import name_problem
 
 _IO_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EIO})
 
 
 def resolve_cache_name(root: Path, name: str, *, verify_tree: bool = True) -> Path:
-    """The real path of cache ``name`` under ``root``; ContextError("cache_missing") otherwise.
+    """The real path of cache ``name`` under ``root``; CacheMissing() otherwise.
 
     ``verify_tree=False`` skips the walk of the cache's tree, for a caller that runs
     :func:`verify_cache_tree` itself (the MCP server does it once per cache generation).
@@ -47,10 +47,10 @@ def resolve_cache_name(root: Path, name: str, *, verify_tree: bool = True) -> Pa
     root_real = real_root(root)
     real = os.path.realpath(os.path.join(root_real, name))
     if not is_inside(root_real, real):
-        raise ContextError("cache_missing", "cache name resolves outside the root")
+        raise CacheMissing(detail="cache name resolves outside the root")
     st = _stat_inside(real)
     if not stat.S_ISDIR(st.st_mode):
-        raise ContextError("cache_missing", "cache is not a directory")
+        raise CacheMissing(detail="cache is not a directory")
     if verify_tree:
         verify_cache_tree(root_real, real)
     return Path(real)
@@ -61,7 +61,7 @@ def check_cache_name(name: object) -> str:
     otherwise."""
     problem = name_problem(name)
     if problem is not None:
-        raise ContextError("cache_missing", problem)
+        raise CacheMissing(detail=problem)
     return name  # type: ignore[return-value]  # name_problem refuses any non-str
 
 
@@ -94,7 +94,7 @@ def _check_entry(root_real: str, entry: os.DirEntry[str]) -> list[str]:
         if entry.is_symlink():
             target = os.path.realpath(entry.path)
             if not is_inside(root_real, target):
-                raise ContextError("cache_missing", "symlink in cache leaves the root")
+                raise CacheMissing(detail="symlink in cache leaves the root")
             try:
                 st = os.stat(target)
             except OSError:
@@ -114,7 +114,7 @@ def _check_entry(root_real: str, entry: os.DirEntry[str]) -> list[str]:
 
 def _check_links(st: os.stat_result) -> None:
     if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-        raise ContextError("cache_missing", "hard-linked file in cache")
+        raise CacheMissing(detail="hard-linked file in cache")
 
 
 def real_root(root: Path) -> str:
@@ -122,10 +122,10 @@ def real_root(root: Path) -> str:
     try:
         real = os.path.realpath(os.fspath(root))
     except ValueError:  # NUL in the configured root
-        raise ContextError("cache_missing", "invalid root") from None
+        raise CacheMissing(detail="invalid root") from None
     st = _stat_inside(real)
     if not stat.S_ISDIR(st.st_mode):
-        raise ContextError("cache_missing", "root is not a directory")
+        raise CacheMissing(detail="root is not a directory")
     return real
 
 
@@ -135,10 +135,10 @@ def _stat_inside(path: str) -> os.stat_result:
     except OSError as exc:
         raise _os_error(exc) from None
     except ValueError:  # embedded NUL from the root itself
-        raise ContextError("cache_missing", "invalid path") from None
+        raise CacheMissing(detail="invalid path") from None
 
 
 def _os_error(exc: OSError) -> ContextError:
     if exc.errno in _IO_ERRNOS:
-        return ContextError("io_error", exc.strerror)
-    return ContextError("cache_missing", exc.strerror)
+        return IoError(detail=exc.strerror)
+    return CacheMissing(detail=exc.strerror)

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..foundation.errors import UsageError
+from ..foundation.errors import InvalidCacheKey
 from ..indexer.ids import IdAssigner, heading_slug, section_path
 from ..indexer.model import ParsedFile
 from ..indexer.versions import (
@@ -35,7 +35,7 @@ from ..indexer.versions import (
     TOKENIZER_VERSION,
 )
 from . import commit as commit_mod
-from .cache_marks import DeleteRefused, deletion_refusal, write_mark
+from .cache_marks import delete_refused, deletion_refusal, write_mark
 from .cache_names import name_problem
 from .lock import CacheLock
 from .manifest import (
@@ -81,8 +81,7 @@ BUILD_CONFIG: dict[str, Any] = {
 Progress = Callable[[int, int], None]
 
 
-class InvalidCacheKey(UsageError, ValueError):
-    """A cache key that is not one plain path component directly under the root."""
+
 
 
 def check_key(key: str) -> str:
@@ -274,7 +273,7 @@ class IndexStore:
         except FileNotFoundError:
             return False
         if problem is not None:
-            raise DeleteRefused(self.root, key, problem)
+            raise delete_refused(self.root, key, problem)
         return True
 
     def _refuse_v0_cache(self, key: str, source: Source) -> None:
@@ -284,9 +283,9 @@ class IndexStore:
         from .v0_build import is_v0_cache  # (only when there is no usable header)
 
         if is_v0_cache(self.cache_dir(key)):
-            from .sources.identity import OtherSource
+            from .sources.identity import other_source
 
-            raise OtherSource(key, "a Context Engine v0 cache", source)
+            raise other_source(key, "a Context Engine v0 cache", source)
 
     def _read_old_head(self, key: str) -> tuple[bytes, dict[str, Any]] | None:
         """The live manifest's header, as text and as fields, if it has a usable one. Only
@@ -384,9 +383,9 @@ class IndexStore:
                 record = None if source is None else source.record(scan.commit_hash)
                 if (old is not None and source is not None and not replace
                         and not source.same_as(old[1])):
-                    from .sources.identity import OtherSource, header_source_text
+                    from .sources.identity import header_source_text, other_source
 
-                    raise OtherSource(key, header_source_text(old[1]), source)
+                    raise other_source(key, header_source_text(old[1]), source)
                 if old is None and source is not None and not replace:
                     self._refuse_v0_cache(key, source)
                 plan = plan_build(scan, skipped, owner, name, None if full else old, record)

@@ -18,12 +18,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from ..foundation.errors import DocIndexError
+from ..foundation.errors import LockTimeout
 from . import commit
-
-
-class LockTimeout(DocIndexError, OSError):
-    """Another build of the same cache held the lock for too long (``io_error``)."""
 
 
 class BuildLock:

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..foundation.errors import UsageError
+from ..foundation.errors import CacheTooLarge
 from ..foundation.safe_paths import path_problem
 
 MANIFEST_NAME = "manifest.json"
@@ -44,15 +44,6 @@ def open_live_file(path: Path) -> BinaryIO:
     return open(fd, "rb")
 
 
-class CacheTooLarge(UsageError):
-    """The manifest a build is writing would exceed MAX_MANIFEST_BYTES (exit 1: nothing was
-    written, the live cache, if any, is kept)."""
-
-    def __init__(self, sections: int) -> None:
-        super().__init__(
-            f"the cache would have a manifest over {MAX_MANIFEST_BYTES} bytes (the most readers "
-            f"load; {sections} sections so far): build a subfolder of the source")
-
 SECTION_FIELDS = (
     "id", "file", "path", "title", "depth", "parent", "summary", "keywords", "line_count",
     "byte_offset", "byte_length", "version", "tokens",
@@ -62,6 +53,13 @@ SECTION_FIELDS = (
 def utc_timestamp() -> str:
     """``indexed_at``: UTC ``YYYY-MM-DDTHH:MM:SS.ffffff``."""
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")
+
+
+def too_large(sections: int) -> CacheTooLarge:
+    """The manifest being written would exceed MAX_MANIFEST_BYTES (at ``sections``)."""
+    return CacheTooLarge(
+        f"the cache would have a manifest over {MAX_MANIFEST_BYTES} bytes (the most readers "
+        f"load; {sections} sections so far): build a subfolder of the source")
 
 
 class CacheVersion:
@@ -109,7 +107,7 @@ class SectionSpool:
         self.count += sections
         self.size += len(text)
         if self.size > MAX_MANIFEST_BYTES:
-            raise CacheTooLarge(self.count)
+            raise too_large(self.count)
 
     def write_manifest(self, target: Path, header: dict[str, Any]) -> str:
         """Write ``target``: header fields in order, then the spooled sections; fsync.
@@ -117,7 +115,7 @@ class SectionSpool:
         self._fh.close()
         head = json.dumps(header, separators=(",", ":"))
         if len(head) + len(',"sections":[]}\n') + self.size > MAX_MANIFEST_BYTES:
-            raise CacheTooLarge(self.count)
+            raise too_large(self.count)
         digest = _Digest()
         with open(target, "wb") as out, open(self.path, "rb") as spooled:
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..foundation.errors import CacheReplaced, ContextError
+from ..foundation.errors import CacheInvalid, CacheMissing, CacheReplaced, ContextError
 from ..foundation.strict_json import parse_json_object_streaming
 from .cache_files import open_regular, read_regular, swapped
 from .index_store import CURRENT_INDEX_VERSION
@@ -70,10 +70,10 @@ class NativeCache:
             # Gone from the generation we hold: a rebuild swapped it, or the cache is damaged.
             if self.replaced():
                 raise CacheReplaced from None
-            raise ContextError("cache_invalid", "raw file missing") from None
+            raise CacheInvalid(detail="raw file missing") from None
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise ContextError("cache_invalid", "raw file is a symlink") from None
+                raise CacheInvalid(detail="raw file is a symlink") from None
             raise
 
     def newlines(self, i: int, start: int, end: int) -> int:
@@ -82,14 +82,14 @@ class NativeCache:
         fd = self._open_raw(self.sections.files[i])
         try:
             if end > os.fstat(fd).st_size:
-                raise ContextError("cache_invalid", "section beyond the end of its raw file")
+                raise CacheInvalid(detail="section beyond the end of its raw file")
             count = 0
             while start < end:
                 chunk = os.pread(fd, min(_CHUNK, end - start), start)
                 if not chunk:  # the file shrank under us: a rebuild, or damage
                     if self.replaced():
                         raise CacheReplaced
-                    raise ContextError("cache_invalid", "raw file shorter than its sections")
+                    raise CacheInvalid(detail="raw file shorter than its sections")
                 count += chunk.count(b"\n")
                 start += len(chunk)
             return count
@@ -111,11 +111,11 @@ class NativeCache:
             if self.replaced():
                 raise CacheReplaced
             detail = f"section {section['id']} does not match its version"
-            raise ContextError("cache_invalid", detail)
+            raise CacheInvalid(detail=detail)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
-            raise ContextError("cache_invalid", "raw file is not UTF-8") from None
+            raise CacheInvalid(detail="raw file is not UTF-8") from None
 
     def replaced(self) -> bool:
         """True when the directory at ``path`` is no longer the generation we hold."""
@@ -136,9 +136,9 @@ def load_native_cache(cache_dir: Path) -> NativeCache:
     try:
         dir_fd = os.open(cache_dir, os.O_RDONLY | os.O_DIRECTORY)
     except FileNotFoundError:
-        raise ContextError("cache_missing") from None
+        raise CacheMissing() from None
     except NotADirectoryError:
-        raise ContextError("cache_missing") from None
+        raise CacheMissing() from None
     try:
         st = os.fstat(dir_fd)
         data = read_regular(dir_fd, MANIFEST_NAME, max_bytes=MAX_MANIFEST_BYTES)
@@ -153,29 +153,29 @@ def load_native_cache(cache_dir: Path) -> NativeCache:
             manifest, count = parse_json_object_streaming(text, "sections", builder.add)
             del text
         except ValueError:
-            raise ContextError("cache_invalid", "manifest is not JSON") from None
+            raise CacheInvalid(detail="manifest is not JSON") from None
         problem = _manifest_problem(manifest, count)
         if problem:
-            raise ContextError("cache_invalid", problem)
+            raise CacheInvalid(detail=problem)
         if manifest["index_version"] != CURRENT_INDEX_VERSION:
-            raise ContextError("cache_invalid", "index_version is not this version's")
+            raise CacheInvalid(detail="index_version is not this version's")
         try:
             index = SearchIndex.from_bytes(
                 read_regular(dir_fd, SEARCH_INDEX_NAME, max_bytes=MAX_SEARCH_INDEX_BYTES))
         except FileNotFoundError:
             if swapped(cache_dir, dir_fd):  # a rebuild is deleting this generation
                 raise CacheReplaced from None
-            raise ContextError("cache_invalid", "search index missing") from None
+            raise CacheInvalid(detail="search index missing") from None
         except (ValueError, KeyError, TypeError):
-            raise ContextError("cache_invalid", "search index damaged") from None
+            raise CacheInvalid(detail="search index damaged") from None
         if index.cache_version != manifest["cache_version"] or index.count != count:
-            raise ContextError("cache_invalid", "search index does not match the manifest")
+            raise CacheInvalid(detail="search index does not match the manifest")
         files = doc_file_set(manifest["doc_files"])
         if files is None:
-            raise ContextError("cache_invalid", "bad doc_files entry")
+            raise CacheInvalid(detail="bad doc_files entry")
         sections = builder.finish(files)
         if builder.problem:
-            raise ContextError("cache_invalid", builder.problem)
+            raise CacheInvalid(detail=builder.problem)
         cache = NativeCache(
             path=Path(cache_dir), dir_fd=dir_fd, identity=identity,
             cache_version=manifest["cache_version"], document_count=manifest["document_count"],
@@ -189,13 +189,13 @@ def load_native_cache(cache_dir: Path) -> NativeCache:
         os.close(dir_fd)
         if replaced:
             raise CacheReplaced from None
-        raise ContextError("cache_missing") from None
+        raise CacheMissing() from None
     except OSError:
         os.close(dir_fd)
         raise
     if not stat.S_ISDIR(st.st_mode):
         cache.close()
-        raise ContextError("cache_missing")
+        raise CacheMissing()
     return cache
 
 

@@ -45,7 +45,7 @@ from bisect import bisect_left, bisect_right
 from pathlib import Path
 from typing import Any
 
-from ..foundation.errors import UsageError
+from ..foundation.errors import SearchIndexTooLarge
 from .manifest import MAX_SEARCH_INDEX_BYTES, open_live_file
 
 MAGIC = b"doc-index search v3\n"
@@ -90,14 +90,7 @@ def _from_u32(data: bytes | memoryview) -> array:
     return values
 
 
-class SearchIndexTooLarge(UsageError):
-    """The search index a build is writing would exceed MAX_SEARCH_INDEX_BYTES (exit 1:
-    nothing was written, the live cache, if any, is kept)."""
 
-    def __init__(self, size: int) -> None:
-        super().__init__(
-            f"the cache would have a search index of {size} bytes, over "
-            f"{MAX_SEARCH_INDEX_BYTES} (the most readers load): build a subfolder of the source")
 
 
 def read_search_index(path: Path) -> bytes:
@@ -185,7 +178,10 @@ class IndexWriter:
         size = (len(MAGIC) + len(header) + 1 + len(meta) + len(term_json) + 8 * len(docs)
                 + len(files) + DIGEST_BYTES)
         if size > MAX_SEARCH_INDEX_BYTES:
-            raise SearchIndexTooLarge(size)
+            raise SearchIndexTooLarge(
+                f"the cache would have a search index of {size} bytes, over "
+                f"{MAX_SEARCH_INDEX_BYTES} (the most readers load): build a subfolder of the "
+                "source")
         digest = hashlib.sha256()
         with open(target, "wb") as fh:
             for part in (MAGIC + header + b"\n", meta, term_json, _u32(docs), _u32(tfs), files):

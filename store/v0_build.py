@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..foundation.errors import ContextError
+from ..foundation.errors import CacheInvalid, ContextError, InternalError, IoError, NotACache
 from ..foundation.strict_json import parse_json
 from .cache_files import read_regular
 from .v0_cache import sha256_version
@@ -25,23 +25,7 @@ BUILD_CONFIG: dict[str, str] = {"version": "1", "hash_algorithm": "sha256"}
 _BUILD_CONFIG_JSON = json.dumps(BUILD_CONFIG, separators=(",", ":")).encode("utf-8")
 
 
-class NotACache(ContextError):
-    """``--force`` names an existing path that is not a Context Engine cache: it is left
-    alone. ``io_error`` (exit 6) as for the reference's other refusals of ``--cache``, with
-    a message for people (the path and the way out) instead of the canonical one."""
 
-    def __init__(self, cache: Path) -> None:
-        from ..foundation.printable import printable
-
-        super().__init__(
-            "io_error",
-            f"{printable(cache)} is not a Context Engine cache (no v0 manifest.json in it); "
-            "--force replaces only a cache: choose another --cache, or move it away yourself",
-        )
-
-    @property
-    def message(self) -> str:
-        return self.detail or super().message
 
 
 class BuiltCache(NamedTuple):
@@ -74,27 +58,31 @@ def build_v0_cache(sources: Path, cache: Path, force: bool) -> BuiltCache:
     try:
         return _build(sources, cache, force)
     except OSError:
-        raise ContextError("io_error") from None
+        raise IoError() from None
 
 
 def _build(sources: Path, cache: Path, force: bool) -> BuiltCache:
     if not sources.is_dir():
-        raise ContextError("io_error")
+        raise IoError()
     documents = [_read_source(relative, path) for relative, path in _walk_markdown(sources, ())]
     if os.path.lexists(cache) and (not force or _contains(cache, sources)):
-        raise ContextError("io_error")
+        raise IoError()
     if os.path.lexists(cache) and not is_v0_cache(cache):
-        raise NotACache(cache)
+        from ..foundation.printable import printable
+
+        raise NotACache(
+            f"{printable(cache)} is not a Context Engine cache (no v0 manifest.json in it); "
+            "--force replaces only a cache: choose another --cache, or move it away yourself")
 
     documents.sort(key=lambda doc: doc["id"])
     files: dict[str, dict[str, Any]] = {}
     for previous, doc in zip(documents, documents[1:]):
         if previous["id"] == doc["id"]:
-            raise ContextError("cache_invalid")
+            raise CacheInvalid()
     for doc in documents:
         name = f"documents/{doc['version'][len('sha256:') :][:12]}.json"
         if name in files:
-            raise ContextError("internal_error")
+            raise InternalError()
         files[name] = doc
 
     entries = [{"id": d["id"], "version": d["version"], "file": n} for n, d in files.items()]
@@ -134,12 +122,12 @@ def _read_source(relative: str, path: Path) -> dict[str, Any]:
     try:
         relative.encode("utf-8")
     except UnicodeEncodeError:
-        raise ContextError("internal_error") from None
+        raise InternalError() from None
     raw = path.read_bytes()
     try:
         content = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ContextError("internal_error") from None
+        raise InternalError() from None
     doc_id = relative.replace("\\", "/")
     while doc_id.startswith("./"):
         doc_id = doc_id[2:]

@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
-from ..foundation.errors import ContextError
+from ..foundation.errors import CacheInvalid, IoError
 from ..foundation.strict_json import parse_json
 from .cache_files import read_regular
 from .manifest import MAX_MANIFEST_BYTES
@@ -65,7 +65,7 @@ def load_v0_cache(dir_fd: int, manifest: Any) -> V0Cache:
     # A document file must carry its entry's id, so a file listed twice is an id listed
     # twice: refusing repeated ids refuses both.
     if len({doc_id for doc_id, _, _ in entries}) != len(entries):
-        raise ContextError("cache_invalid", "a document is listed twice")
+        raise CacheInvalid(detail="a document is listed twice")
     documents = []
     left = MAX_V0_DOCUMENT_BYTES
     for doc_id, version, file in entries:
@@ -77,7 +77,7 @@ def load_v0_cache(dir_fd: int, manifest: Any) -> V0Cache:
 
 def _manifest_entries(manifest: Any) -> list[tuple[str, str, str]]:
     if not isinstance(manifest, dict):
-        raise ContextError("cache_invalid")
+        raise CacheInvalid()
     config = manifest.get("build_config")
     count = manifest.get("document_count")
     documents = manifest.get("documents")
@@ -92,14 +92,14 @@ def _manifest_entries(manifest: Any) -> list[tuple[str, str, str]]:
         and count >= 0
     )
     if not valid or not isinstance(documents, list):
-        raise ContextError("cache_invalid")
+        raise CacheInvalid()
     entries: list[tuple[str, str, str]] = []
     for entry in documents:
         if not isinstance(entry, dict):
-            raise ContextError("cache_invalid")
+            raise CacheInvalid()
         doc_id, version, file = entry.get("id"), entry.get("version"), entry.get("file")
         if not (isinstance(doc_id, str) and isinstance(version, str) and isinstance(file, str)):
-            raise ContextError("cache_invalid")
+            raise CacheInvalid()
         entries.append((doc_id, version, file))
     return entries
 
@@ -124,25 +124,25 @@ def _read_document(dir_fd: int, file: str, left: int) -> bytes:
     is left of MAX_V0_DOCUMENT_BYTES (the read stops there)."""
     relative = PurePosixPath(file)
     if relative.is_absolute() or ".." in relative.parts or "\\" in file or not relative.parts:
-        raise ContextError("cache_invalid")
+        raise CacheInvalid()
     try:
         return read_regular(dir_fd, "/".join(relative.parts), follow_symlinks=True,
                             max_bytes=left)
     except (FileNotFoundError, NotADirectoryError):
-        raise ContextError("cache_invalid") from None
+        raise CacheInvalid() from None
     except OSError:
-        raise ContextError("io_error") from None
+        raise IoError() from None
 
 
 def _parse_document(data: bytes, doc_id: str, version: str) -> V0Document:
     try:
         doc = parse_json(data)
     except ValueError:
-        raise ContextError("cache_invalid") from None
+        raise CacheInvalid() from None
     if not _is_document(doc) or doc["id"] != doc_id:
-        raise ContextError("cache_invalid")
+        raise CacheInvalid()
     if sha256_version(doc["content"].encode("utf-8")) != version:
-        raise ContextError("cache_invalid")
+        raise CacheInvalid()
     return V0Document(doc["id"], doc["version"], doc["content"])
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from conftest import SAFETY_TIMEOUT
 
+from doc_index.foundation.errors import spec_json
+
 REPO = Path(__file__).resolve().parents[1]
 COMPAT = REPO / "tests" / "compat" / "context-engine-compat"
 FIXTURES = COMPAT / "fixtures" / "v0"
@@ -101,9 +103,8 @@ def tool_call(request_id: int | str, name: str, arguments: Any = None) -> dict[s
 
 
 def error_text(code: str) -> str:
-    from doc_index.foundation.errors import ContextError
 
-    return ContextError(code).to_json_text()
+    return spec_json(code)
 
 
 class RawServer:

@@ -13,7 +13,14 @@ from conftest import SAFETY_TIMEOUT, SAMPLE_REPOS, run_cli
 from doc_index.search.results import Answer, CacheEntry, CacheInfo
 
 import doc_index
-from doc_index.foundation.errors import EXIT_CODES, DocIndexError, UsageError
+from doc_index.foundation.errors import (
+    EXIT_CODES,
+    BadSource,
+    BudgetError,
+    DocIndexError,
+    IoError,
+    UsageError,
+)
 from doc_index.render import listing
 from doc_index.render import spec_json as jsonout
 
@@ -46,7 +53,7 @@ def test_build_list_inspect_resolve_delete_as_a_library(
     assert doc_index.resolve(KEY, QUERY, "600", root=root) == answer
 
     assert doc_index.delete(KEY, root=root) is None
-    with pytest.raises(doc_index.MissingCache) as missing:
+    with pytest.raises(doc_index.CacheMissing) as missing:
         doc_index.delete(KEY, root=root)
     assert missing.value.code == "cache_missing" and missing.value.exit_code == 4
     assert doc_index.list_caches(root) == []
@@ -85,16 +92,16 @@ def test_errors_are_typed_and_carry_their_exit_code(
             call()
         cases.append((type(err.value), err.value.code))
     assert cases == [
-        (doc_index.MissingCache, "cache_missing"),  # a ContextError naming the cache
-        (doc_index.ContextError, "invalid_budget"),
-        (doc_index.ContextError, "invalid_budget"),
-        (doc_index.MissingCache, "cache_missing"),
-        (DocIndexError, "io_error"),
+        (doc_index.CacheMissing, "cache_missing"),  # naming the cache, for people
+        (BudgetError, "invalid_budget"),
+        (BudgetError, "invalid_budget"),
+        (doc_index.CacheMissing, "cache_missing"),
+        (IoError, "io_error"),
         (cases[5][0], "usage"),
         (UsageError, "usage"),
-        (doc_index.GitSourceError, "usage"),  # not a git work tree: the path is wrong
+        (BadSource, "usage"),  # not a git work tree: the path is wrong
     ]
-    assert issubclass(doc_index.MissingCache, doc_index.ContextError)
+    assert issubclass(doc_index.CacheMissing, doc_index.ContextError)
     assert issubclass(cases[5][0], UsageError)  # InvalidCacheKey
     assert capsys.readouterr() == ("", "")
 

@@ -8,7 +8,6 @@ import tracemalloc
 
 import pytest
 from doc_index.store.sources.archives import (
-    ArchiveError,
     ArchiveLimits,
     SkippedMember,
     archive_kind,
@@ -24,6 +23,8 @@ from package_servers import (
     tar_archive,
     zip_archive,
 )
+
+from doc_index.foundation.errors import ArchiveError, BadSource
 
 SMALL = ArchiveLimits(max_members=20, max_member_bytes=1000, max_total_bytes=1 << 20,
                       max_ratio=50, ratio_floor_bytes=64 << 10, max_header_bytes=4096)
@@ -197,7 +198,7 @@ def test_corrupt_and_unknown_archives_are_errors() -> None:
     truncated = whole[: len(whole) // 2]
     with pytest.raises(ArchiveError, match="not a readable archive"):
         read_archive(truncated, "q-1.tar.gz")
-    with pytest.raises(ArchiveError, match="not an archive doc-index reads"):
+    with pytest.raises(BadSource, match="not an archive doc-index reads"):
         read_archive(b"", "q-1.whl")
     with pytest.raises(ArchiveError, match="not a readable archive"):
         read_archive(b"PK\x03\x04 not really a zip", "q.zip")

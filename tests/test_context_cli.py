@@ -14,7 +14,7 @@ from doc_index.search import tools
 from doc_index.server import context_cli
 from doc_index.store.v0_build import build_v0_cache
 
-from doc_index.foundation.errors import ContextError
+from doc_index.foundation.errors import ContextError, spec_message
 
 COMPAT_CACHES = Path(__file__).parent / "compat" / "context-engine-compat" / "fixtures" / "v0"
 MINIMAL = COMPAT_CACHES / "caches" / "minimal"
@@ -175,7 +175,7 @@ def test_context_error_messages_are_canonical(
         capfdbinary, "resolve", "--cache", tmp_path, "--query", "", "--budget", "1"
     )
     assert (code, out, err) == (5, b"", b"error: Cache exists but is invalid\n")
-    assert ContextError("cache_invalid").message == "Cache exists but is invalid"
+    assert spec_message("cache_invalid") == "Cache exists but is invalid"
 
 
 # --- inspect_cache -----------------------------------------------------------------------

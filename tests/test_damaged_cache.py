@@ -426,7 +426,7 @@ def test_damaged_cache_subprocess_never_tracebacks(damaged_root: Path) -> None:
     script = (
         "import sys, json\n"
         "from pathlib import Path\n"
-        "from doc_index.server import tools\n"
+        "from doc_index.search import tools\n"
         "from doc_index.foundation.errors import ContextError\n"
         "root = Path(sys.argv[1])\n"
         "for d in sorted(root.iterdir()):\n"

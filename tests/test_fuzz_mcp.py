@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp_support import RawServer, initialize, make_root, server_argv, tool_call
 
-from doc_index.foundation.errors import CANONICAL_MESSAGES
+from doc_index.foundation.errors import SPEC_MESSAGES
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
@@ -208,7 +208,7 @@ def check_tool_result(result: dict[str, Any]) -> None:
         assert list(body) == ["error"] and list(body["error"]) == ["code", "message"]
         code = body["error"]["code"]
         assert code != "internal_error", text
-        assert body["error"]["message"] == CANONICAL_MESSAGES[code]
+        assert body["error"]["message"] == SPEC_MESSAGES[code]
 
 
 def rss_mb(pid: int) -> float:

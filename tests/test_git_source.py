@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 from doc_index.store.index_store import IndexStore
 from doc_index.store.sources import git as git_source
-from doc_index.store.sources.git import GitSourceError, build_from_git, parse_remote, redact
+from doc_index.store.sources.git import build_from_git, parse_remote, redact
+
+from doc_index.foundation.errors import GitSourceError
 
 MAIN = Path(__file__).resolve().parents[1]
 

@@ -25,7 +25,12 @@ from doc_index.server.mcp_wire import (
     read_lines,
 )
 
-from doc_index.foundation.errors import ContextError
+from doc_index.foundation.errors import (
+    CacheInvalid,
+    InternalError,
+    spec_json,
+    spec_message,
+)
 
 
 class RecordingBackend:
@@ -89,8 +94,8 @@ def test_bad_arguments_never_reach_the_backend(root: Path) -> None:
 @pytest.mark.parametrize(
     ("fail", "code"),
     [
-        (ContextError("cache_invalid"), "cache_invalid"),
-        (ContextError("internal_error", "detail"), "internal_error"),
+        (CacheInvalid(), "cache_invalid"),
+        (InternalError(detail="detail"), "internal_error"),
         (OSError(errno.EIO, "Input/output error"), "io_error"),
         (PermissionError(errno.EACCES, "denied"), "io_error"),
         (RuntimeError("boom"), "internal_error"),
@@ -101,9 +106,9 @@ def test_bad_arguments_never_reach_the_backend(root: Path) -> None:
 def test_exceptions_become_spec_errors(root: Path, fail: BaseException, code: str) -> None:
     reply = ToolCalls(root, RecordingBackend(fail)).call("context.inspect_cache", {"cache": "c"})
     assert reply.is_error
-    assert reply.text == ContextError(code).to_json_text()
+    assert reply.text == spec_json(code)
     assert json.loads(reply.text) == {
-        "error": {"code": code, "message": ContextError(code).message}
+        "error": {"code": code, "message": spec_message(code)}
     }
 
 
@@ -263,4 +268,4 @@ def test_tree_check_runs_once_per_cache_generation(root: Path, tmp_path_factory:
     assert calls.warm.loads == 1 and calls.warm.hits == 1
     (root / "c" / "escape").symlink_to(outside / "secret")  # changes the directory's mtime
     reply = calls.call("context.inspect_cache", {"cache": "c"})
-    assert reply.text == ContextError("cache_missing").to_json_text()
+    assert reply.text == spec_json("cache_missing")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from doc_index.search.warm_caches import WarmCaches, cache_stamp
 
-from doc_index.foundation.errors import ContextError
+from doc_index.foundation.errors import CacheInvalid, ContextError
 
 
 def make_cache(path: Path, content: str) -> None:
@@ -73,7 +73,7 @@ def test_errors_are_not_cached(tmp_path: Path) -> None:
     def load(path: Path) -> str:
         text = read_manifest(path)
         if text == "broken":
-            raise ContextError("cache_invalid")
+            raise CacheInvalid()
         return text
 
     with pytest.raises(ContextError):

@@ -18,9 +18,10 @@ from doc_index.store.sources.npm_registry import (
     tarball_digest,
     valid_npm_name,
 )
-from doc_index.store.sources.package_errors import PackageError
 from doc_index.store.sources.package_fetch import Digest, Fetcher, digests_from_sri, download
 from package_servers import NpmRegistry, npm_tarball, sri
+
+from doc_index.foundation.errors import BadSource, PackageError
 
 
 def test_parse_npmrc() -> None:
@@ -76,7 +77,7 @@ def test_names_urls_versions_and_digests() -> None:
     assert packument_url("file:///srv/reg", "@s/p") == "file:///srv/reg/%40s/p/package.json"
     assert [valid_npm_name(n) for n in ("JSONStream", "@s/p", "../x", "a/b", ".x", "")] == [
         True, True, False, False, False, False]
-    with pytest.raises(PackageError, match="'../etc' is not an npm package name"):
+    with pytest.raises(BadSource, match="'../etc' is not an npm package name"):
         packument_url("https://r.example/", "../etc")
     assert clean_version(" v1.2.3 ") == clean_version("=1.2.3") == "1.2.3"
     data = b"tarball"
@@ -126,10 +127,10 @@ def test_shasum_only_wrong_integrity_missing_version_deprecated() -> None:
         bad = find_npm_tarball(config, "bad", "1.0.0", fetcher)
         with pytest.raises(PackageError, match="sha512 .* is not the published"):
             download(bad, fetcher)
-        with pytest.raises(PackageError) as raised:
+        with pytest.raises(BadSource) as raised:
             find_npm_tarball(config, "old", "9.9.9", fetcher)
         assert str(raised.value) == f"no version 9.9.9 of old on {registry.url}/ (latest is 0.1.0)"
-        with pytest.raises(PackageError, match="no package nope on"):
+        with pytest.raises(BadSource, match="no package nope on"):
             find_npm_tarball(config, "nope", "1.0.0", fetcher)
         assert find_npm_tarball(config, "dep", "1.0.0", fetcher).warnings == (
             "dep@1.0.0 is deprecated: use new-dep",)

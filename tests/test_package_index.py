@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-from doc_index.store.sources.package_errors import PackageError
 from doc_index.store.sources.package_fetch import Digest, Fetcher, download
 from doc_index.store.sources.package_index import (
     PYPI_SIMPLE,
@@ -26,6 +25,8 @@ from doc_index.store.sources.package_index import (
     uv_config,
 )
 from package_servers import SimpleIndex, sdist, sha256
+
+from doc_index.foundation.errors import BadSource, PackageError
 
 # --- configuration ---------------------------------------------------------------------
 
@@ -82,7 +83,7 @@ def test_pip_config_defaults_and_errors(tmp_path: Path) -> None:
     assert pip_config({"PIP_CONFIG_FILE": os.devnull}, home=tmp_path, etc=tmp_path).locations == (
         IndexLocation(PYPI_SIMPLE, "default"),)
     bad = _write(tmp_path / "bad.conf", "[global]\nindex-url = a\nindex-url = b\n")
-    with pytest.raises(PackageError, match="pip configuration .*bad.conf does not parse"):
+    with pytest.raises(BadSource, match="pip configuration .*bad.conf does not parse"):
         pip_config({"PIP_CONFIG_FILE": str(bad)}, home=tmp_path, etc=tmp_path)
 
 
@@ -137,7 +138,7 @@ def test_auto_installer(tmp_path: Path) -> None:
     assert pypi_config(empty, project=tmp_path, home=tmp_path).installer == "uv"
     assert pypi_config({**empty, "UV_INDEX_URL": "https://x/simple"},
                        home=tmp_path).installer == "uv"
-    with pytest.raises(PackageError, match="unknown installer 'conda'"):
+    with pytest.raises(BadSource, match="unknown installer 'conda'"):
         pypi_config(empty, installer="conda")
 
 
@@ -258,13 +259,13 @@ def test_each_location_says_why_when_none_has_the_sdist() -> None:
     with SimpleIndex() as first, SimpleIndex() as second:
         second.add("demo", "demo-1.0-py3-none-any.whl", b"w")
         second.add("demo", "demo-0.9.tar.gz", b"s")
-        with pytest.raises(PackageError) as raised:
+        with pytest.raises(BadSource) as raised:
             find_sdist(_config(first.index_url, second.index_url), "demo", "1.0", Fetcher())
         assert str(raised.value) == (
             f"no source distribution of demo==1.0: {first.index_url}: no project demo; "
             f"{second.index_url}: only built distributions (wheels) of 1.0")
         assert raised.value.code == "usage"
-        with pytest.raises(PackageError) as raised:
+        with pytest.raises(BadSource) as raised:
             find_sdist(_config(second.index_url), "demo", "2.0", Fetcher())
         assert str(raised.value) == (f"no source distribution of demo==2.0: "
                                      f"{second.index_url}: no release 2.0")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from doc_index.store.sources.package_errors import PackageError
 from doc_index.store.sources.package_meta import (
     PackageMetadata,
     Repository,
@@ -18,6 +17,8 @@ from doc_index.store.sources.package_meta import (
     repository_url,
     sdist_metadata,
 )
+
+from doc_index.foundation.errors import PackageError
 
 PKG_INFO = """Metadata-Version: 2.1
 Name: Flask

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..foundation.errors import ContextError, MissingCache, describe
+from ..foundation.errors import ContextError, describe, spec_message
 from ..foundation.printable import printable
 
 _SHOWN_CHARS = 40
@@ -19,7 +19,7 @@ _SHOWN_CHARS = 40
 
 def for_people(exc: BaseException, args: argparse.Namespace) -> str:
     """The line after ``error: `` for ``exc``, raised running the command ``args``."""
-    if isinstance(exc, ContextError) and not isinstance(exc, MissingCache):
+    if isinstance(exc, ContextError) and exc.message == spec_message(exc.code):
         if exc.code == "invalid_budget" and isinstance(getattr(args, "budget", None), str):
             return f"{exc.message}: {budget_problem(args.budget)}"
         if exc.code == "invalid_query" and isinstance(getattr(args, "query", None), str):

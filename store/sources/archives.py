@@ -39,9 +39,9 @@ import zlib
 from collections.abc import Callable
 from typing import NamedTuple
 
+from ...foundation.errors import ArchiveError, BadSource
 from ...foundation.safe_paths import path_problem
 from ...indexer.formats import is_doc_path
-from .package_errors import PackageError
 
 
 class ArchiveLimits(NamedTuple):
@@ -58,8 +58,7 @@ class ArchiveLimits(NamedTuple):
 DEFAULT_LIMITS = ArchiveLimits()
 
 
-class ArchiveError(PackageError):
-    """The archive is refused as a whole (a cap, or it does not parse)."""
+
 
 
 class SkippedMember(NamedTuple):
@@ -388,8 +387,8 @@ def read_archive(data: bytes, filename: str, *,
     members skipped with their reasons (see the module text for every rule)."""
     kind = archive_kind(filename)
     if kind is None:
-        raise ArchiveError(f"{filename}: not an archive doc-index reads "
-                           "(.tar.gz, .tgz, .tar.bz2, .tar.xz, .tar, .zip)", "usage")
+        raise BadSource(f"{filename}: not an archive doc-index reads "
+                           "(.tar.gz, .tgz, .tar.bz2, .tar.xz, .tar, .zip)")
     if kind == "zip":
         return _read_zip(data, keep, limits, filename)
     return _read_tar(data, kind, keep, limits, filename)

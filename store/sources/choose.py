@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...foundation.errors import DocIndexError, UsageError
+from ...foundation.errors import IoError, UsageError
 from ...foundation.printable import printable
 from ..index_store import BuildReport, IndexStore, Progress
 from ..manifest import MAX_RAW_FILE_BYTES
@@ -62,7 +62,7 @@ def build_source(store: IndexStore, source: str, *, name: str | None = None,
 
     directory = Path(source)
     if not directory.is_dir():
-        raise DocIndexError(f"not a directory or git repository: {printable(redact(source))}")
+        raise IoError(f"not a directory or git repository: {printable(redact(source))}")
     if ref is not None:
         raise UsageError(
             f"--ref applies to a git URL or a bare repository, not to the local folder "

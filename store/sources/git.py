@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from ...foundation.errors import DocIndexError, UsageError
+from ...foundation.errors import BadSource, GitSourceError, UsageError
 from ...foundation.redact import redact  # every message that may quote a URL
 from ...foundation.safe_paths import path_problem
 from ...indexer.formats import is_doc_path, is_txt_path
@@ -68,12 +68,7 @@ _MODE_SYMLINK = "120000"
 _MODE_SUBMODULE = "160000"
 
 
-class GitSourceError(DocIndexError, OSError):
-    """A git source failed: one line for the user (no URL credentials) and the code of
-    the one table (``io_error`` unless told: exit 6)."""
 
-    def __init__(self, message: str, code: str = "io_error") -> None:
-        super().__init__(" ".join(redact(message).split()), code)
 
 
 # --- remotes and cache keys ---------------------------------------------------------------
@@ -109,8 +104,7 @@ def parse_remote(source: str) -> Remote:
     (``source_identity.remote_names``)."""
     names = remote_names(source)
     if names is None:
-        raise GitSourceError(f"cannot tell the repository name from {redact(source)}",
-                             "usage")
+        raise BadSource(f"cannot tell the repository name from {redact(source)}")
     url, owner, name = names
     return Remote(url=url, display=redact(source), owner=owner, name=name)
 

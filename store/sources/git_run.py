@@ -52,7 +52,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from ...foundation.errors import DocIndexError
+from ...foundation.errors import GitTimeout, UsageError
 
 # The user's own choice of ssh program, kept: everything else named GIT_* is dropped.
 _KEPT_GIT_ENV = frozenset({"GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT"})
@@ -87,8 +87,7 @@ FETCH_OPTIONS: tuple[str, ...] = (
 )
 
 
-class GitTimeout(DocIndexError, OSError):
-    """git did not answer within the deadline and was killed (``io_error``, exit 6)."""
+
 
 
 def git_timeout() -> float:
@@ -101,8 +100,8 @@ def git_timeout() -> float:
     except ValueError:
         value = 0.0
     if not 0 < value < float("inf"):
-        raise DocIndexError(f"invalid {GIT_TIMEOUT_ENV}={text!r}: give a number of seconds "
-                            "greater than 0, or unset it (300)", "usage")
+        raise UsageError(f"invalid {GIT_TIMEOUT_ENV}={text!r}: give a number of seconds "
+                         "greater than 0, or unset it (300)")
     return value
 
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from ...foundation.errors import UsageError
+from ...foundation.errors import OtherSource, UsageError
 from ...foundation.safe_paths import MAX_COMPONENT_BYTES
 from ..cache_names import name_problem
 from .git_run import start_git, wait_git
@@ -220,16 +220,7 @@ def header_source_text(header: dict[str, Any]) -> str:
     return shown_source(record) or "an unreadable source"
 
 
-class OtherSource(UsageError):
-    """The cache a build would write was built from a different source (exit 1; nothing
-    was written)."""
 
-    def __init__(self, key: str, held: str, source: Source) -> None:
-        # ``held``: what the cache holds, for people (header_source_text, or the kind of a
-        # cache that is no doc-index cache)
-        super().__init__(
-            f"cache {key!r} holds {held}, not {source.shown()}: "
-            f"build with --name NAME to keep both, or --replace to replace it")
 
 
 def git_source(location: str, ref: str | None, owner: str, name: str, scope: str = DOCS,
@@ -315,6 +306,14 @@ def _git_lines(cwd: Path, queries: list[tuple[str, ...]]) -> list[str | None]:
         ok = proc is not None and proc.returncode == 0
         answers.append(out.decode("utf-8", "surrogateescape").strip() or None if ok else None)
     return answers
+
+
+
+def other_source(key: str, held: str, source: Source) -> OtherSource:
+    """The refusal of a build of ``source`` into cache ``key``, which holds ``held`` (for
+    people: ``header_source_text``, or the kind of a cache that is no doc-index cache)."""
+    return OtherSource(f"cache {key!r} holds {held}, not {source.shown()}: "
+                       "build with --name NAME to keep both, or --replace to replace it")
 
 
 __all__ = ["ALL", "DOCS", "FOLDER", "KINDS", "SUBDIR", "OtherSource", "Source", "check_name",

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote, urljoin, urlsplit
 
-from .package_errors import PackageError
+from ...foundation.errors import BadSource, PackageError
 from .package_fetch import (
     MAX_PAGE_BYTES,
     Artifact,
@@ -124,10 +124,9 @@ def _read_npmrc(path: Path, env: Mapping[str, str]) -> dict[str, str]:
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return {}
     except OSError as exc:
-        raise PackageError(f"cannot read npm configuration {path}: {exc.strerror}",
-                           "usage") from None
+        raise BadSource(f"cannot read npm configuration {path}: {exc.strerror}") from None
     if len(data) > MAX_NPMRC_BYTES:
-        raise PackageError(f"npm configuration {path} is over {MAX_NPMRC_BYTES} bytes", "usage")
+        raise BadSource(f"npm configuration {path} is over {MAX_NPMRC_BYTES} bytes")
     return parse_npmrc(data.decode("utf-8", "replace"), env)
 
 
@@ -205,7 +204,7 @@ def packument_url(registry: str, name: str) -> str:
     """Where the registry answers for ``name``: ``<registry>/@scope%2fname`` over HTTP;
     ``<dir>/@scope/name/package.json`` in a file:// registry."""
     if not valid_npm_name(name):
-        raise PackageError(f"{name!r} is not an npm package name", "usage")
+        raise BadSource(f"{name!r} is not an npm package name")
     base = _registry_url(registry)
     if urlsplit(base).scheme.lower() == "file":
         return base + quote(name) + "/package.json"
@@ -234,7 +233,7 @@ def find_npm_tarball(config: NpmConfig, name: str, version: str, fetcher: Fetche
     try:
         page = fetcher.get(url, max_bytes=MAX_PAGE_BYTES, accept=NPM_ACCEPT, allow_file=local)
     except NotFound:
-        raise PackageError(f"no package {name} on {shown(registry)}", "usage") from None
+        raise BadSource(f"no package {name} on {shown(registry)}") from None
     try:
         document = json.loads(page.body)
     except (ValueError, RecursionError) as exc:
@@ -248,7 +247,7 @@ def find_npm_tarball(config: NpmConfig, name: str, version: str, fetcher: Fetche
         tags = document.get("dist-tags")
         latest = tags.get("latest") if isinstance(tags, dict) else None
         hint = f" (latest is {latest})" if isinstance(latest, str) else ""
-        raise PackageError(f"no version {wanted} of {name} on {shown(registry)}{hint}", "usage")
+        raise BadSource(f"no version {wanted} of {name} on {shown(registry)}{hint}")
     dist = entry["dist"]
     tarball = dist.get("tarball")
     if not isinstance(tarball, str) or not tarball:

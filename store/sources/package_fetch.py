@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from ...foundation.errors import NotFound, PackageError
 from ...foundation.redact import redact
-from .package_errors import PackageError
 
 DEFAULT_TIMEOUT = 30.0  # seconds one socket operation may wait
 DEFAULT_DEADLINE = 600.0  # seconds one whole transfer may take
@@ -140,8 +140,7 @@ def host_key(url: str) -> str:
     return host if port in (None, default) else f"{host}:{port}"
 
 
-class NotFound(PackageError):
-    """The index answered that the page or file does not exist (HTTP 404/410, no file)."""
+
 
 
 class Fetched(NamedTuple):

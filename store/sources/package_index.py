@@ -42,7 +42,7 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from .package_errors import PackageError
+from ...foundation.errors import BadSource, PackageError
 from .package_fetch import (
     MAX_PAGE_BYTES,
     Artifact,
@@ -116,9 +116,9 @@ def _read_text(path: Path, what: str) -> str | None:
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
     except OSError as exc:
-        raise PackageError(f"cannot read {what} {path}: {exc.strerror}", "usage") from None
+        raise BadSource(f"cannot read {what} {path}: {exc.strerror}") from None
     if len(data) > MAX_CONFIG_BYTES:
-        raise PackageError(f"{what} {path} is over {MAX_CONFIG_BYTES} bytes", "usage")
+        raise BadSource(f"{what} {path} is over {MAX_CONFIG_BYTES} bytes")
     return data.decode("utf-8", errors="replace")
 
 
@@ -170,8 +170,8 @@ def _pip_file_settings(path: Path) -> dict[str, str]:
     try:
         parser.read_string(text, source=str(path))
     except configparser.Error as exc:
-        raise PackageError(f"pip configuration {path} does not parse: "
-                           f"{str(exc).splitlines()[0]}", "usage") from None
+        raise BadSource(f"pip configuration {path} does not parse: "
+                           f"{str(exc).splitlines()[0]}") from None
     settings: dict[str, str] = {}
     for section in ("global", "install"):
         if parser.has_section(section):
@@ -267,7 +267,7 @@ def _toml_table(path: Path, what: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        raise PackageError(f"{what} {path} does not parse: {exc}", "usage") from None
+        raise BadSource(f"{what} {path} does not parse: {exc}") from None
 
 
 def _str_list(value: object) -> list[str]:
@@ -356,7 +356,7 @@ def pypi_config(env: Mapping[str, str] | None = None, *, installer: str = "auto"
         return uv_config(env, home=home, project=project, etc=etc)
     if installer == "pip":
         return pip_config(env, home=home, etc=etc)
-    raise PackageError(f"unknown installer {installer!r}: pip, uv or auto", "usage")
+    raise BadSource(f"unknown installer {installer!r}: pip, uv or auto")
 
 
 def authorizer(config: PypiConfig):  # type: ignore[no-untyped-def]
@@ -558,9 +558,9 @@ def find_sdist(config: PypiConfig, name: str, version: str, fetcher: Fetcher) ->
             continue
         return _artifact(location, chosen, name, version)
     where = "; ".join(outcomes) or "no index is configured (no-index)"
-    raise PackageError(f"no source distribution of {canonicalize_name(name)}=={version}: "
-                       f"{where}", "usage" if outcomes and all(
-                           ": no " in o or ": only " in o for o in outcomes) else "io_error")
+    error = BadSource if outcomes and all(": no " in o or ": only " in o for o in outcomes) \
+        else PackageError
+    raise error(f"no source distribution of {canonicalize_name(name)}=={version}: {where}")
 
 
 def _artifact(location: IndexLocation, chosen: IndexFile, name: str, version: str) -> Artifact:

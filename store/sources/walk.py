@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from ...foundation.errors import UsageError
+from ...foundation.errors import NothingToIndex
 from ...foundation.printable import printable
 from ...foundation.safe_paths import path_problem
 from ...indexer.formats import is_doc_path, other_doc_kind
@@ -82,9 +82,7 @@ class Scan:
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
 
 
-class NothingToIndex(UsageError):
-    """A source (or the part of it the build chose) holds no documentation file: an error
-    (exit 1), not an empty cache; nothing is written."""
+
 
 
 def nothing_to_index(where: str, scan: Scan) -> NothingToIndex:

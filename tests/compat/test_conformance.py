@@ -25,7 +25,7 @@ from compat_support import (
 from doc_index.search import tools
 from mcp_support import GOLDENS
 
-from doc_index.foundation.errors import CANONICAL_MESSAGES, ContextError
+from doc_index.foundation.errors import SPEC_MESSAGES, spec_json
 
 FIXTURE_CACHES = ["minimal", "realistic", "tie_break", "future_version"]
 QUERY_NAMES = sorted(path.stem for path in QUERIES.glob("*.json"))
@@ -159,14 +159,14 @@ def test_list_caches_output_matches_schema() -> None:
     assert all(entry["has_manifest"] for entry in out["caches"])
 
 
-@pytest.mark.parametrize("code", sorted(CANONICAL_MESSAGES))
+@pytest.mark.parametrize("code", sorted(SPEC_MESSAGES))
 def test_error_text_matches_schema(code: str) -> None:
-    validator("mcp_error").validate(json.loads(ContextError(code).to_json_text()))
+    validator("mcp_error").validate(json.loads(spec_json(code)))
 
 
 def test_cache_missing_error_text_is_the_golden() -> None:
     golden = json.loads((EXPECTED / "mcp_error_cache_missing.json").read_bytes())
-    assert golden["content"][0]["text"] == ContextError("cache_missing").to_json_text()
+    assert golden["content"][0]["text"] == spec_json("cache_missing")
 
 
 # --- inspect: our documented deviation ---------------------------------------------------
