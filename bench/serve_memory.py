@@ -182,12 +182,13 @@ def breakdown(cache_dir: Path, query: str = "deployment security") -> dict[str, 
 
     from doc_index.search import tools
     from doc_index.search.warm_caches import WarmCaches
+    from doc_index.server import spec_tools
 
     warm = WarmCaches()
-    tools.resolve(cache_dir, query, BUDGET)  # imports, page cache
+    spec_tools.resolve(cache_dir, query, BUDGET)  # imports, page cache
     gc.collect()
     tracemalloc.start()
-    tools.resolve(cache_dir, query, BUDGET, warm=warm)
+    spec_tools.resolve(cache_dir, query, BUDGET, warm=warm)
     gc.collect()
     held, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -1,21 +1,21 @@
 """doc-index: a section-level documentation cache for AI agents.
 
-The library API (``doc_index.api``; every door is a thin layer over it)::
+The library (``doc_index.library``; every door calls it)::
 
     import doc_index
 
-    report = doc_index.build("path/to/repo", root="caches")   # a BuildReport
-    answer = doc_index.resolve(report.key, "retry timeout", 2000, root="caches")
+    index = doc_index.DocIndex("caches")          # the caches under one root
+    report = index.build("path/to/repo")           # a BuildReport
+    answer = index.cache(report.key).resolve("retry timeout", 2000)
     for doc in answer.documents:
         print(doc["id"], doc["score"], doc["tokens"])
 
-``list_caches``, ``inspect``, ``describe_caches``, ``describe`` (a cache's source, ref,
-commit, tokens, build time: ``CacheDetails``), ``delete``, ``install_hooks`` and
-``uninstall_hooks`` do the rest; errors are ``DocIndexError`` subclasses
-(``doc_index.foundation.errors``). The code lives in three subpackages, following the data:
-``indexer`` (source text -> sections), ``store`` (sections <-> cache directory) and
-``server`` (cache -> answers: selection, the three tools, MCP, the ``context`` CLI). The
-names below load on first use (PEP 562), so ``import doc_index`` costs every door nothing.
+``index.caches()`` lists the caches, ``cache.info()`` describes one (``CacheDetails``),
+``cache.delete()`` deletes it; ``index.install_hooks``, ``uninstall_hooks``, ``serve`` and
+``mcp_config`` do the rest, and ``build_v0`` is ``context build``. Errors are one tree
+under ``DocIndexError`` (``doc_index.foundation.errors`` draws it). The layers are in
+docs/architecture.md. The names below load on first use (PEP 562), so ``import
+doc_index`` costs every door nothing.
 """
 
 from __future__ import annotations
@@ -25,39 +25,45 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .api import (
-        build,
-        delete,
-        describe,
-        describe_caches,
-        inspect,
-        install_hooks,
-        list_caches,
-        resolve,
-        uninstall_hooks,
+    from .foundation.errors import (
+        BadSource,
+        BudgetError,
+        CacheInvalid,
+        CacheMissing,
+        ContextError,
+        DocIndexError,
+        GitSourceError,
+        InternalError,
+        IoError,
+        NothingToIndex,
+        OtherSource,
+        PackageError,
+        QueryError,
+        SourceError,
+        UsageError,
     )
-    from .foundation.errors import CacheMissing, ContextError, DocIndexError, UsageError
+    from .library import Cache, DocIndex, build_v0
     from .search.cache_details import CacheDetails
-    from .search.results import Answer, CacheEntry, CacheInfo
+    from .search.results import Answer, Document, Selection
     from .store.index_store import BuildReport
-    from .store.sources.git import GitSourceError
+    from .store.v0_build import BuiltCache
 
+_ERRORS = ("BadSource", "BudgetError", "CacheInvalid", "CacheMissing", "ContextError",
+           "DocIndexError", "GitSourceError", "InternalError", "IoError", "NothingToIndex",
+           "OtherSource", "PackageError", "QueryError", "SourceError", "UsageError")
 _EXPORTS = {
-    "build": "api", "list_caches": "api", "inspect": "api", "resolve": "api",
-    "delete": "api", "install_hooks": "api", "uninstall_hooks": "api",
-    "describe_caches": "api", "describe": "api", "CacheDetails": "search.cache_details",
-    "DocIndexError": "foundation.errors", "UsageError": "foundation.errors",
-    "ContextError": "foundation.errors",
-    "CacheMissing": "foundation.errors",
-    "Answer": "search.results", "CacheEntry": "search.results", "CacheInfo": "search.results",
-    "BuildReport": "store.index_store", "GitSourceError": "store.sources.git",
+    "DocIndex": "library", "Cache": "library", "build_v0": "library",
+    "Answer": "search.results", "Document": "search.results", "Selection": "search.results",
+    "CacheDetails": "search.cache_details", "BuildReport": "store.index_store",
+    "BuiltCache": "store.v0_build",
+    **{name: "foundation.errors" for name in _ERRORS},
 }
 
 __all__ = [
-    "Answer", "BuildReport", "CacheDetails", "CacheEntry", "CacheInfo", "ContextError",
-    "DocIndexError", "GitSourceError", "CacheMissing", "UsageError", "__version__", "build",
-    "delete", "describe", "describe_caches", "inspect", "install_hooks", "list_caches",
-    "resolve", "uninstall_hooks",
+    "Answer", "BadSource", "BudgetError", "BuildReport", "BuiltCache", "Cache", "CacheDetails",
+    "CacheInvalid", "CacheMissing", "ContextError", "DocIndex", "DocIndexError", "Document",
+    "GitSourceError", "InternalError", "IoError", "NothingToIndex", "OtherSource", "PackageError",
+    "QueryError", "Selection", "SourceError", "UsageError", "__version__", "build_v0",
 ]
 
 

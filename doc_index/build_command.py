@@ -1,27 +1,28 @@
-"""``doc-index build``: a progress bar on a terminal, ``api.build``, the summary."""
+"""``doc-index build``: a progress bar on a terminal, ``DocIndex.build``, the summary."""
 
 from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .store.sources.directory import summary_lines
+from .render.build_summary import summary_lines
+
+if TYPE_CHECKING:
+    from .library import DocIndex
 
 
-def run_build(source: str, root: Path | None, *, name: str | None = None,
+def run_build(index: DocIndex, source: str, *, name: str | None = None,
               ref: str | None = None, full: bool = False, replace: bool = False,
               max_bytes: int | None = None, subdir: str | None = None,
               everything: bool = False) -> int:
     """Build and print the one-screen summary on stderr; errors reach ``cli.main``."""
-    from .api import build
-
     started = time.perf_counter()
     progress = _progress_bar if sys.stderr.isatty() else None
     try:
-        report = build(source, root=root, name=name, ref=ref, full=full, replace=replace,
-                       max_file_bytes=max_bytes, progress=progress, subdir=subdir,
-                       everything=everything)
+        report = index.build(source, name=name, ref=ref, full=full, replace=replace,
+                             max_file_bytes=max_bytes, progress=progress, subdir=subdir,
+                             everything=everything)
     finally:
         if progress is not None:
             sys.stderr.write("\r\033[K")  # the bar's line, before the summary or the error

@@ -1,7 +1,7 @@
 """``doc-index``: build, list, inspect, resolve, delete, serve, hook, mcp-config.
 
-A thin layer over the library API (``doc_index.api``): it parses the arguments, calls
-the API and renders its objects (``server.jsonout``); ``server.mcp_server`` serves MCP.
+A thin layer over the library (``doc_index.library``): it parses the arguments, calls one
+method of ``DocIndex`` or ``Cache`` and renders the typed result (``render``).
 Errors are one ``error: <message>`` line on stderr with the exit code of the one table
 (``doc_index.foundation.errors``, as DESIGN.md lists them); never a traceback.
 """
@@ -11,13 +11,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
 from .foundation.errors import EXIT_USAGE
 from .foundation.printable import printable
 from .mcp_config import CLIENTS
+
+if TYPE_CHECKING:
+    from .library import DocIndex
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,6 +55,24 @@ def _parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[common], help=help_text,
                               description=_sentence(help_text))
 
+    _build_command(command)
+    _read_commands(command)
+    serve = command("serve", "the MCP server, on stdin and stdout")
+    serve.add_argument("--tool-names", choices=("dotted", "underscore"), default="dotted",
+                       help="publish context.resolve (dotted, the default) or context_resolve "
+                            "(underscore: for clients that refuse dots)")
+    _hook_command(sub, common)
+    config = command("mcp-config", "print an MCP client's configuration block for this "
+                                   "installation")
+    config.add_argument("--client", required=True, choices=CLIENTS,
+                        help="the MCP client: " + ", ".join(CLIENTS))
+    return parser
+
+
+Command = Callable[[str, str], argparse.ArgumentParser]
+
+
+def _build_command(command: Command) -> None:
     build = command("build", "index a directory or a git repository (again: only what changed)")
     build.add_argument("source", help="a local directory, or a git URL / bare repository path")
     _naming_options(build)
@@ -62,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--max-file-bytes", metavar="BYTES", type=_file_bytes, default=None,
                        help="skip files larger than this (default 10 MB, at most 1 GiB)")
 
+
+def _read_commands(command: Command) -> None:
+    """list, inspect, resolve and delete."""
     json_help = "one line of JSON, for scripts"
     listing = command("list", "list the caches under the root")
     listing.add_argument("--json", action="store_true", help=json_help)
@@ -81,11 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     delete = command("delete", "delete a cache (and nothing that is not one)")
     delete.add_argument("name", help=NAME_HELP)
 
-    serve = command("serve", "the MCP server, on stdin and stdout")
-    serve.add_argument("--tool-names", choices=("dotted", "underscore"), default="dotted",
-                       help="publish context.resolve (dotted, the default) or context_resolve "
-                            "(underscore: for clients that refuse dots)")
 
+def _hook_command(sub: Any, common: argparse.ArgumentParser) -> None:
     hook_help = "git hooks that rebuild a checkout's cache after pull, checkout or rebase"
     middle = argparse.ArgumentParser(add_help=False)  # ``hook --root DIR install``
     middle.add_argument("--root", dest="root_middle", metavar="DIR", default=None,
@@ -106,12 +128,6 @@ def _parser() -> argparse.ArgumentParser:
         "uninstall", parents=[common], help="remove the hooks, restoring what was there",
         description="Remove the hooks, putting back any hook that was there before.")
     uninstall.add_argument("repo", nargs="?", default=".", help=repo_help)
-
-    config = command("mcp-config", "print an MCP client's configuration block for this "
-                                   "installation")
-    config.add_argument("--client", required=True, choices=CLIENTS,
-                        help="the MCP client: " + ", ".join(CLIENTS))
-    return parser
 
 
 def _sentence(text: str) -> str:
@@ -176,57 +192,61 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from . import api
+    from .library import DocIndex
 
+    if args.command == "hook" and args.action == "uninstall":  # (no root: none is read)
+        return _lines(DocIndex().uninstall_hooks(args.repo))
+    index = DocIndex(_root(args.root))
     command = args.command
-    if command == "hook" and args.action == "uninstall":
-        for line in api.uninstall_hooks(args.repo):
-            print(printable(line), file=sys.stderr)
-        return 0
-    root = _root(args.root)
     if command == "build":
         from .build_command import run_build
 
-        return run_build(args.source, root, name=args.name, ref=args.ref, full=args.full,
+        return run_build(index, args.source, name=args.name, ref=args.ref, full=args.full,
                          replace=args.replace, max_bytes=args.max_file_bytes,
                          subdir=args.subdir, everything=args.everything)
     if command == "serve":
-        from .server.mcp_server import run
-
-        return run(root, tool_names=args.tool_names)
+        return index.serve(tool_names=args.tool_names)
     if command == "hook":
-        for line in api.install_hooks(args.repo, root=root, name=args.name,
-                                      subdir=args.subdir):
-            print(printable(line), file=sys.stderr)
-        return 0
+        return _lines(index.install_hooks(args.repo, name=args.name, subdir=args.subdir))
     if command == "delete":
-        api.delete(args.name, root=root)
+        index.cache(args.name).delete()
         print(f"deleted: {printable(args.name)}", file=sys.stderr)
         return 0
     if command == "mcp-config":
-        from .mcp_config import config_text
-
-        out = config_text(args.client, root)
+        out = index.mcp_config(args.client)
+    elif command == "resolve":
+        out = _resolve(index, args)
     else:
-        out = _read_command(args, root)
+        out = _list_or_inspect(index, args)
     sys.stdout.buffer.write(out.encode("utf-8"))
     sys.stdout.flush()
     return 0
 
 
-def _read_command(args: argparse.Namespace, root: Path) -> str:
-    """The stdout text of list, inspect or resolve."""
-    from . import api
+def _lines(lines: list[str]) -> int:
+    """What the hooks command did, one line each on stderr."""
+    for line in lines:
+        print(printable(line), file=sys.stderr)
+    return 0
 
-    if args.command in ("list", "inspect"):
-        from .render import listing
 
-        if args.command == "list":
-            caches = api.describe_caches(root)
-            return listing.list_json(caches) if args.json else listing.list_text(caches, root)
-        cache = api.describe(args.name, root=root)
-        return listing.details_json(cache) if args.json else listing.details_text(cache)
-    answer = api.resolve(args.name, args.query, args.budget, root=root)
+def _list_or_inspect(index: DocIndex, args: argparse.Namespace) -> str:
+    """The stdout text of list or inspect."""
+    from .render import listing
+
+    if args.command == "list":
+        caches = [cache.info() for cache in index.caches()]
+        return listing.list_json(caches) if args.json else listing.list_text(caches, index.root)
+    details = index.cache(args.name).info()
+    return listing.details_json(details) if args.json else listing.details_text(details)
+
+
+def _resolve(index: DocIndex, args: argparse.Namespace) -> str:
+    """The stdout text of resolve (the cache is named first, then the budget checked)."""
+    from .search.budget import parse_budget
+
+    cache = index.cache(args.name)
+    answer = cache.resolve(args.query, parse_budget(args.budget))
     selection = answer.selection
     if not answer.documents and selection["documents_excluded_by_budget"]:
         # stdout stays the spec's answer; a person is told why it is empty
@@ -237,9 +257,9 @@ def _read_command(args: argparse.Namespace, root: Path) -> str:
         from .render.answer_text import answer_text
 
         return answer_text(answer)
-    from .render import spec_json as jsonout
+    from .render.spec_json import answer_text as json_text
 
-    return jsonout.answer_text(answer, pretty=args.format == "pretty")
+    return json_text(answer, pretty=args.format == "pretty")
 
 
 def _root(given: str | None) -> Path:

@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 import sys
 
-from . import api
 from .foundation.printable import printable
+from .library import DocIndex
 from .render.spec_json import answer_text
 
 
 def main(argv: list[str]) -> int:
     root, name, query, budget = argv[0], argv[1], argv[2], int(argv[3])
-    answer = api.resolve(name, query, budget, root=root)
+    answer = DocIndex(root).cache(name).resolve(query, budget)
     sel = answer.selection
     print(f'query: "{printable(query)}"  cache: {printable(name)}  budget: {budget}')
     for doc in answer.documents:

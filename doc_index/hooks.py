@@ -7,13 +7,13 @@ small ``sh`` wrapper that
 
 1. runs the hook that was there before, if any, with the same arguments and stdin (it was
    moved aside to ``<hook>.doc-index-orig``) and keeps its exit status as the hook's;
-2. runs, in the foreground, ``python -I -m doc_index.hooks check``: the quick
+2. runs, in the foreground, ``python -I -m doc_index.hook_runner check``: the quick
    checks of what the build would refuse (the cache name holds another source's cache,
    the root is no directory, the subfolder is gone: :func:`preflight`, a few git queries
    and one read of the live manifest's header), and whether the last background build
    failed. Either prints ONE line on git's stderr naming the cause, the fix and the log;
    a refused build is not started. The git command never fails;
-3. starts, in the background and from ``/``, ``python -I -m doc_index.hooks
+3. starts, in the background and from ``/``, ``python -I -m doc_index.hook_runner
    run``, which takes a per-checkout lock and runs the library's incremental build of
    the checkout (or its ``--subdir``) into the cache ``--name`` (else the default name):
    the build ``doc-index build <checkout>[/<subdir>] --root <root> [--name N]`` runs.
@@ -34,22 +34,16 @@ moved back) and removes the log, lock and failure record.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
-import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from .foundation.errors import (
     BadSource,
     GitSourceError,
-    OtherSource,
     UsageError,
-    describe,
-    exit_code_of,
 )
 from .foundation.printable import printable
 from .store.lock import BuildLock
@@ -66,7 +60,7 @@ FAILED_NAME = "doc-index-hook.failed"
 LOG_MAX_BYTES = 1024 * 1024
 LOG_KEEP_BYTES = 256 * 1024
 
-_WHEN = {
+WHEN = {
     "post-merge": "git pull / git merge",
     "post-checkout": "git checkout / git switch",
     "post-rewrite": "git rebase / git commit --amend",
@@ -169,7 +163,7 @@ def hook_script(hook: str, python: str, root: Path, options: HookOptions | None 
     args = " ".join(q(arg) for arg in ["--hook", hook, "--root", str(root), *given])
     return f"""#!/bin/sh
 {MARKER}
-# After {_WHEN[hook]}: rebuild this checkout's doc-index cache, in the background.
+# After {WHEN[hook]}: rebuild this checkout's doc-index cache, in the background.
 # Installed by `doc-index hook install`; `doc-index hook uninstall` restores what was
 # here before (a previous hook is kept as {hook}{ORIG_SUFFIX} and runs first).
 # Log: <git-dir>/{LOG_NAME}. Set DOC_INDEX_HOOK=0 to skip the build.
@@ -187,9 +181,9 @@ if [ "${{DOC_INDEX_HOOK:-1}}" != 0 ]; then
     checkout="$(pwd -P)"  # (git runs a hook at the top of the work tree)
     # First the quick checks (would the build be refused? did the last one fail?): at
     # most one line on stderr, never a failed git command. Then the build, detached.
-    if (cd / && exec {q(python)} -I -m doc_index.hooks check {args} \\
+    if (cd / && exec {q(python)} -I -m doc_index.hook_runner check {args} \\
         --checkout "$checkout" --git-dir "$gitdir" </dev/null); then
-        (cd / && exec {q(python)} -I -m doc_index.hooks run {args} \\
+        (cd / && exec {q(python)} -I -m doc_index.hook_runner run {args} \\
             --checkout "$checkout" >>"$log" 2>&1 </dev/null) &
     fi
 fi
@@ -340,20 +334,20 @@ def preflight(checkout: Checkout, root: Path, options: HookOptions) -> Refusal |
     source_dir = options.source(checkout.top)
     if not source_dir.is_dir():
         return Refusal(f"the folder {printable(str(source_dir))} to index is gone",
-                       _fix(checkout, root, options, subdir="PATH"))
+                       suggested_fix(checkout, root, options, subdir="PATH"))
     identity = directory_source(source_dir.resolve())
     try:
         key = identity.cache_key(options.name)
     except UsageError as exc:
-        return Refusal(str(exc), _fix(checkout, root, options, name="NAME"))
+        return Refusal(str(exc), suggested_fix(checkout, root, options, name="NAME"))
     problem = _root_problem(root)
     if problem is not None:
-        return Refusal(problem, _fix(checkout, root, options, root_arg="DIR"))
+        return Refusal(problem, suggested_fix(checkout, root, options, root_arg="DIR"))
     held = _held_by_another(root, key, identity)
     if held is not None:
         return Refusal(f"cache {key!r} under {printable(str(root))} holds {held}, not "
                        f"{printable(identity.shown())}",
-                       _fix(checkout, root, options, name=_other_name(key, checkout.top)))
+                       suggested_fix(checkout, root, options, name=other_name(key, checkout.top)))
     return None
 
 
@@ -390,7 +384,7 @@ def _held_by_another(root: Path, key: str, identity: Any) -> str | None:
     return "a Context Engine v0 cache" if is_v0_cache(root / key) else None
 
 
-def _other_name(key: str, top: Path) -> str:
+def other_name(key: str, top: Path) -> str:
     """A cache name for this checkout that its folder's name sets apart."""
     from .store.cache_names import name_problem
     from .store.sources.identity import key_part
@@ -399,7 +393,7 @@ def _other_name(key: str, top: Path) -> str:
     return name if name_problem(name) is None else "NAME"
 
 
-def _fix(checkout: Checkout, root: Path, options: HookOptions, *, name: str | None = None,
+def suggested_fix(checkout: Checkout, root: Path, options: HookOptions, *, name: str | None = None,
          subdir: str | None = None, root_arg: str | None = None) -> str:
     """The ``doc-index hook install`` command that keeps the hook's options but the one
     that fixes the refusal."""
@@ -422,180 +416,3 @@ def _is_default_root(root: Path) -> bool:
         return _absolute_root(None) == root
     except Exception:  # (an unusable DOC_INDEX_ROOT, say: name the root in the fix)
         return False
-
-
-# --- what a hook runs -----------------------------------------------------------------------
-
-def _trim_log(log: Path) -> None:
-    """Keep the hook log small: past LOG_MAX_BYTES only the last LOG_KEEP_BYTES stay."""
-    try:
-        if log.stat().st_size <= LOG_MAX_BYTES:
-            return
-        with open(log, "r+b") as fh:
-            fh.seek(-LOG_KEEP_BYTES, os.SEEK_END)
-            tail = fh.read()
-            fh.seek(0)
-            fh.write(tail)
-            fh.truncate()
-    except OSError:
-        pass
-
-
-def _stamp() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S")
-
-
-def _line(cause: str, fix: str, log: Path) -> str:
-    """The one line a hook prints on git's stderr."""
-    return printable(f"doc-index hook: {cause}; {fix} (log: {log})")
-
-
-def check_hook(hook: str, root: Path, checkout_dir: Path, options: HookOptions,
-               git_dir: Path | None = None) -> int:
-    """Run by an installed hook in the foreground, before the build: 1 (and one line on
-    stderr, and in the log) when the build would be refused; else 0, after printing the
-    failure of the last background build, if one is not reported yet. Anything unexpected
-    lets the build run (and report)."""
-    try:
-        if git_dir is not None and git_dir.is_absolute():  # (the hook knows both: no git)
-            checkout = Checkout(checkout_dir, git_dir, git_dir / "hooks")
-        else:
-            checkout = locate(checkout_dir)
-        log = checkout.git_dir / LOG_NAME
-        failed = _take_failure(checkout.git_dir)
-        refusal = preflight(checkout, root, options)
-    except Exception:
-        return 0
-    if refusal is not None:
-        _append(log, f"[{_stamp()}] {hook}: not started: {printable(refusal.cause)}; "
-                     f"{refusal.fix}")
-        print(_line(f"{refusal.cause}: not rebuilt", refusal.fix, log), file=sys.stderr,
-              flush=True)
-        return 1
-    if failed:
-        print(failed, file=sys.stderr, flush=True)
-    return 0
-
-
-def _take_failure(git_dir: Path) -> str | None:
-    """The line the last failed background build left, removed once read."""
-    path = git_dir / FAILED_NAME
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read(4096)
-        path.unlink()
-    except OSError:
-        return None
-    return text.strip() or None
-
-
-def _append(log: Path, line: str) -> None:
-    try:
-        with open(log, "a", encoding="utf-8", errors="replace") as fh:
-            fh.write(line + "\n")
-    except OSError:
-        pass
-
-
-def run_hook(hook: str, root: Path, checkout_dir: Path,
-             options: HookOptions | None = None) -> int:
-    """Run by an installed hook (in the background, output to the hook log): build the
-    checkout git ran the hook in, one build at a time per checkout. git's own variables
-    (``GIT_DIR``, ...) never reach the build's git calls: ``git_run`` drops them. A
-    failure is also left in ``<git-dir>/doc-index-hook.failed`` for the next hook to
-    print."""
-    options = options or HookOptions()
-    if hasattr(signal, "SIGHUP"):
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # outlive the terminal
-    try:
-        checkout = locate(checkout_dir)
-    except (GitSourceError, BadSource) as exc:
-        print(f"[{_stamp()}] {hook}: error: {describe(exc)}", flush=True)
-        return exit_code_of(exc)
-    _trim_log(checkout.git_dir / LOG_NAME)
-    # Builds of one checkout run one after the other and each scans after taking the
-    # lock, so the last hook of a rebase or of quick successive pulls indexes the final tree.
-    with BuildLock(checkout.git_dir / LOCK_NAME, timeout=3600.0):
-        source = options.source(checkout.top)
-        argv = ["build", str(source), "--root", str(root)]
-        argv += ["--name", options.name] if options.name is not None else []
-        print(f"[{_stamp()}] {hook}: doc-index {printable(shlex.join(argv))}", flush=True)
-        rc, error = _build(source, root, options.name)
-        print(f"[{_stamp()}] {hook}: finished (exit {rc})", flush=True)
-        _record(checkout, root, options, hook, error)
-    return rc
-
-
-def _record(checkout: Checkout, root: Path, options: HookOptions, hook: str,
-            error: BaseException | None) -> None:
-    """Leave the line the next hook prints for a failed build; clear it after a good one."""
-    path = checkout.git_dir / FAILED_NAME
-    if error is None:
-        try:
-            path.unlink()
-        except OSError:
-            pass
-        return
-    if isinstance(error, OtherSource):  # (another build took the name since the check)
-        from .store.sources.identity import directory_source
-
-        key = options.name or directory_source(options.source(checkout.top).resolve()).key
-        fix = _fix(checkout, root, options, name=_other_name(key, checkout.top))
-    else:
-        retry = ["doc-index", "build", str(options.source(checkout.top)), "--root", str(root)]
-        retry += ["--name", options.name] if options.name is not None else []
-        fix = f"to see it again: {printable(shlex.join(retry))}"
-    cause = (f"the cache rebuild after the last {_WHEN.get(hook, hook)} ({_stamp()}) "
-             f"failed: {describe(error)}")
-    line = _line(cause, fix, checkout.git_dir / LOG_NAME)
-    try:
-        tmp = path.with_name(f"{FAILED_NAME}.{os.getpid()}")
-        tmp.write_text(line + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass
-
-
-def _build(source: Path, root: Path, name: str | None) -> tuple[int, BaseException | None]:
-    """The incremental build of the checkout's folder ``source``, through the library
-    (never the CLI), as ``doc-index build <source> --root <root> [--name N]``: the summary
-    or one ``error:`` line in the log; the exit code ``build`` would give, and the error."""
-    from .store.index_store import IndexStore
-    from .store.sources.directory import build_from_directory, summary_lines
-
-    started = time.perf_counter()
-    try:
-        report = build_from_directory(IndexStore(root), source, name=name)
-    except Exception as exc:  # the log says what happened; the hook never fails git
-        print(f"error: {describe(exc)}", flush=True)
-        return exit_code_of(exc), exc
-    for line in summary_lines(report, time.perf_counter() - started):
-        print(line, flush=True)
-    return 0, None
-
-
-def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m doc_index.hooks")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for command, text in (("run", "what an installed hook runs in the background"),
-                          ("check", "what an installed hook runs first, in the foreground")):
-        one = sub.add_parser(command, help=text)
-        one.add_argument("--hook", default="hook")
-        one.add_argument("--root", type=Path, required=True)
-        one.add_argument("--name", default=None)
-        one.add_argument("--subdir", default=None)
-        one.add_argument("--checkout", type=Path, default=None,
-                         help="the work tree git ran the hook in (default: the current "
-                              "directory)")
-        one.add_argument("--git-dir", default="", help="its git directory, if known")
-    args: Any = parser.parse_args(argv)
-    options = HookOptions(args.name, args.subdir)
-    checkout = args.checkout or Path.cwd()
-    if args.command == "check":
-        git_dir = Path(args.git_dir) if args.git_dir else None
-        return check_hook(args.hook, args.root, checkout, options, git_dir)
-    return run_hook(args.hook, args.root, checkout, options)
-
-
-if __name__ == "__main__":
-    sys.exit(_main())

@@ -1,7 +1,7 @@
 """The errors for people when a named cache or the cache root is not there.
 
 Each names what is missing and the way out; the closest existing cache names are
-suggested. Only the library API (``doc_index.api``, so ``doc-index``) raises these; the
+suggested. Only the library (``DocIndex.cache``, so ``doc-index``) raises these; the
 ``context`` CLI and MCP keep the spec's canonical ``Cache does not exist``.
 """
 

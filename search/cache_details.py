@@ -1,7 +1,8 @@
-"""What ``doc-index list`` and ``inspect`` tell people of a cache: :class:`CacheDetails`.
+"""What ``Cache.info`` says of a cache: :class:`CacheDetails` (``doc-index list`` and
+``inspect`` print it; ``context inspect`` and MCP its spec fields).
 
-The spec's fields (``cache_version``, document count, size, validity) come from the same
-read as ``context.inspect_cache`` (``search.tools.cache_info_and_manifest``); the rest from
+The spec's fields (``cache_version``, document count, size, validity) come from the read
+of ``context.inspect_cache`` (``search.tools.cache_info_and_manifest``); the rest from
 the same parsed manifest: the source it was built from (``store.sources.identity``),
 repository, commit, token total and build time. Everything here is read from untrusted
 files and checked: a field of the wrong type is left out (None), never repaired or
@@ -14,8 +15,6 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..foundation.errors import ContextError
-from ..store.cache_paths import resolve_cache_name
 from ..store.sources.identity import shown_source
 from .tools import cache_info_and_manifest
 
@@ -55,15 +54,15 @@ class CacheDetails(NamedTuple):
         return self._asdict()
 
 
-def cache_details(root: Path, name: str) -> CacheDetails:
-    """The details of cache ``name`` under ``root`` (never raises for a damaged cache: it
-    is described as invalid, with its problem)."""
-    try:
-        path = resolve_cache_name(root, name)
-        info, manifest = cache_info_and_manifest(path)
-    except ContextError as exc:
-        return CacheDetails(name, None, False, None, None, None, 0, None, 0, 0, None, "",
-                            exc.detail or exc.message)
+def unusable(name: str, problem: str) -> CacheDetails:
+    """A cache under a root that cannot be used or read, with why."""
+    return CacheDetails(name, None, False, None, None, None, 0, None, 0, 0, None, "", problem)
+
+
+def details(name: str, path: Path) -> CacheDetails:
+    """The details of the cache at ``path`` (a damaged manifest is described as invalid,
+    with its problem); CacheMissing or IoError as ``context.inspect_cache``."""
+    info, manifest = cache_info_and_manifest(path)
     size = tree_bytes(path)
     problem = None if info.valid else "the manifest is missing, unreadable or damaged"
     if not isinstance(manifest, dict):
@@ -120,4 +119,4 @@ def _tokens(sections: Any) -> int | None:
     return total
 
 
-__all__ = ["NATIVE", "V0", "CacheDetails", "cache_details", "tree_bytes"]
+__all__ = ["NATIVE", "V0", "CacheDetails", "details", "tree_bytes", "unusable"]

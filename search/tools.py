@@ -1,10 +1,8 @@
-"""The three tools over a cache path, shared by the library API, both CLIs and MCP.
-
-``answer``, ``cache_info`` and ``cache_entries`` return Python objects (``results``);
-``resolve``, ``inspect_cache`` and ``list_caches`` return the exact text the CLI prints
-and an MCP tool result carries (rendered by ``jsonout``). All raise ContextError and
-nothing else: an OSError becomes ``io_error``, any other unexpected exception
-``internal_error``.
+"""The three tools over a cache path: ``answer`` (context.resolve), ``cache_info``
+(context.inspect_cache) and ``cache_entries`` (context.list_caches) return typed results
+(``results``) for the library (``doc_index.library``), which every door calls. All raise
+ContextError and nothing else: an OSError becomes ``io_error``, any other unexpected
+exception ``internal_error``.
 
 ``resolve`` reads both cache kinds: a manifest with ``build_config`` is a Context Engine
 v0 cache (``v0_cache``/``v0_selection``), one with ``index_version`` a native doc-index
@@ -32,7 +30,6 @@ from ..foundation.errors import (
     as_context_error,
 )
 from ..foundation.strict_json import parse_json
-from ..render.spec_json import answer_text, info_text, list_text
 from ..store.cache_files import read_regular, swapped
 from ..store.cache_names import STAGING_DIR
 from ..store.manifest import MANIFEST_NAME as MANIFEST
@@ -67,18 +64,6 @@ def _spec_errors(tool: Callable[_P, _R]) -> Callable[_P, _R]:
             raise as_context_error(exc) from exc
 
     return wrapper
-
-
-def resolve(
-    cache_dir: Path,
-    query: str,
-    budget: object,
-    pretty: bool = False,
-    *,
-    warm: WarmCaches | None = None,
-) -> str:
-    """context.resolve's text (see :func:`answer`)."""
-    return answer_text(answer(cache_dir, query, budget, warm=warm), pretty)
 
 
 @_spec_errors
@@ -180,11 +165,6 @@ def _parse_manifest(data: bytes) -> Any:
         raise CacheInvalid(detail="manifest.json is not JSON") from None
 
 
-def inspect_cache(cache_dir: Path) -> str:
-    """context.inspect_cache's text (see :func:`cache_info`)."""
-    return info_text(cache_info(cache_dir))
-
-
 @_spec_errors
 def cache_info(cache_dir: Path) -> CacheInfo:
     """context.inspect_cache: ``cache_version, document_count, total_bytes, valid``.
@@ -252,11 +232,6 @@ def _manifest_summary(manifest: Any) -> tuple[str, int, bool]:
     )
 
 
-def list_caches(root: Path) -> str:
-    """context.list_caches's text (see :func:`cache_entries`)."""
-    return list_text(cache_entries(root))
-
-
 @_spec_errors
 def cache_entries(root: Path) -> list[CacheEntry]:
     """context.list_caches: the immediate subdirectories of ``root``, by UTF-8 bytes of name.
@@ -274,12 +249,12 @@ def cache_entries(root: Path) -> list[CacheEntry]:
                 key = entry.name.encode("utf-8")
             except UnicodeEncodeError:
                 continue
-            found.append((key, entry.name, _has_manifest(Path(entry.path))))
+            found.append((key, entry.name, has_manifest(Path(entry.path))))
     found.sort()
     return [CacheEntry(name, has) for _, name, has in found]
 
 
-def _has_manifest(cache_dir: Path) -> bool:
+def has_manifest(cache_dir: Path) -> bool:
     try:
         info = os.lstat(cache_dir / MANIFEST)
     except (FileNotFoundError, NotADirectoryError):

@@ -24,17 +24,18 @@ from pathlib import Path
 from typing import NoReturn
 
 from ..foundation.errors import (
+    EXIT_CODES,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     CacheMissing,
-    IoError,
     UsageError,
     as_context_error,
+    spec_message,
 )
-from ..search import tools
+from ..library import build_v0
 from ..search.budget import parse_budget
-from ..store.v0_build import build_v0_cache
+from . import spec_tools
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,21 +59,22 @@ def _existing(text: str) -> Path:
 
 def _resolve(args: argparse.Namespace) -> str:
     budget = parse_budget(args.budget)
-    return tools.resolve(_existing(args.cache), args.query, budget, args.format == "pretty")
+    return spec_tools.resolve(_existing(args.cache), args.query, budget,
+                              args.format == "pretty")
 
 
 def _inspect(args: argparse.Namespace) -> str:
-    return tools.inspect_cache(_existing(args.cache))
+    return spec_tools.inspect_cache(_existing(args.cache))
 
 
 def _list_caches(args: argparse.Namespace) -> str:
-    return tools.list_caches(_existing(args.root))
+    return spec_tools.list_caches(_existing(args.root))
 
 
 def _build(args: argparse.Namespace) -> str:
     if not args.sources or not args.cache:
         raise UsageError("--sources and --cache need a directory, not an empty path")
-    built = build_v0_cache(Path(args.sources), Path(args.cache), args.force)
+    built = build_v0(args.sources, args.cache, force=args.force)
     _stderr(f"Built cache: {built.document_count} documents, version {built.cache_version}")
     return ""
 
@@ -136,19 +138,24 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:  # an argument no spec covers (``build``'s)
         _stderr(f"error: {exc}")
         return exc.exit_code
-    except Exception as exc:  # the canonical message only, never a path or a traceback
+    except Exception as exc:  # never a path or a traceback
         error = as_context_error(exc)
-        _stderr(f"error: {error.message}")
+        # The three tools say their code's canonical text only; ``build`` (no spec tool)
+        # may say more (NotACache names the path it leaves alone).
+        _stderr(f"error: {error.message if args.run is _build else spec_message(error.code)}")
         return error.exit_code
+    return _write(data)
+
+
+def _write(data: bytes) -> int:
     try:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     except OSError:
         # Closed stdout (e.g. a pipe): no more writes to it, not even at interpreter exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        error = IoError()
-        _stderr(f"error: {error.message}")
-        return error.exit_code
+        _stderr(f"error: {spec_message('io_error')}")
+        return EXIT_CODES["io_error"]
     return EXIT_OK
 
 

@@ -188,7 +188,7 @@ class ToolCalls:
     @property
     def backend(self) -> Backend:
         if self._backend is None:
-            from ..search import tools
+            from . import spec_tools as tools
 
             self._backend = tools
         return self._backend
@@ -196,7 +196,7 @@ class ToolCalls:
     def _resolve_text(self, cache_dir: Path, query: str, budget: int) -> str:
         if self._backend is not None:
             return self._backend.resolve(cache_dir, query, budget)
-        from ..search import tools
+        from . import spec_tools as tools
 
         return tools.resolve(cache_dir, query, budget, warm=self.warm)
 

@@ -1,5 +1,6 @@
-"""The library API (``import doc_index``) used as a library: objects back, typed errors
-raised, nothing printed; and the one budget rule and error table every door shares."""
+"""The library (``import doc_index``) used as a library: ``DocIndex`` and ``Cache``, objects
+back, typed errors raised, nothing printed; and the one budget rule and error table every
+door shares."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, SAMPLE_REPOS, run_cli
-from doc_index.search.results import Answer, CacheEntry, CacheInfo
+from doc_index.search.results import Answer
 
 import doc_index
 from doc_index.foundation.errors import (
@@ -36,37 +37,41 @@ def root(tmp_path: Path) -> Path:
 def test_build_list_inspect_resolve_delete_as_a_library(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    report = doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
+    index = doc_index.DocIndex(root)
+    report = index.build(SAMPLE_REPOS / "mdkit-docs", name=KEY)
     assert isinstance(report, doc_index.BuildReport)
     assert report.key == KEY and report.written and report.sections > 0
-    again = doc_index.build(str(SAMPLE_REPOS / "mdkit-docs"), root=root, name=KEY)
+    again = index.build(str(SAMPLE_REPOS / "mdkit-docs"), name=KEY)
     assert not again.written and again.parsed == []
 
-    assert doc_index.list_caches(root) == [CacheEntry(KEY, True)]
-    info = doc_index.inspect(KEY, root=root)
-    assert isinstance(info, CacheInfo) and info.valid and info.document_count == report.sections
+    assert [(c.name, c.has_manifest) for c in index.caches()] == [(KEY, True)]
+    info = index.cache(KEY).info()
+    assert isinstance(info, doc_index.CacheDetails)
+    assert info.valid and info.sections == report.sections and info.format == "doc-index"
 
-    answer = doc_index.resolve(KEY, QUERY, 600, root=root)
+    answer = index.cache(KEY).resolve(QUERY, 600)
     assert isinstance(answer, Answer) and answer.documents
     assert answer.selection["tokens_used"] <= 600
     assert answer.documents[0]["id"] == "retries-and-timeouts-respecting-retry-after"
-    assert doc_index.resolve(KEY, QUERY, "600", root=root) == answer
+    assert doc_index.Cache(root / KEY).resolve(QUERY, 600) == answer  # a cache by its path
 
-    assert doc_index.delete(KEY, root=root) is None
+    cache = index.cache(KEY)
+    assert cache.delete() is None
     with pytest.raises(doc_index.CacheMissing) as missing:
-        doc_index.delete(KEY, root=root)
+        cache.delete()
     assert missing.value.code == "cache_missing" and missing.value.exit_code == 4
-    assert doc_index.list_caches(root) == []
+    assert index.caches() == []
     assert capsys.readouterr() == ("", "")  # the library never prints
 
 
 def test_the_objects_render_to_the_cli_bytes(root: Path) -> None:
-    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
+    index = doc_index.DocIndex(root)
+    index.build(SAMPLE_REPOS / "mdkit-docs", name=KEY)
     for args, text in (
-        (["list", "--json"], listing.list_json(doc_index.describe_caches(root))),
-        (["inspect", KEY, "--json"], listing.details_json(doc_index.describe(KEY, root=root))),
+        (["list", "--json"], listing.list_json([c.info() for c in index.caches()])),
+        (["inspect", KEY, "--json"], listing.details_json(index.cache(KEY).info())),
         (["resolve", KEY, QUERY, "--budget", "600"],
-         jsonout.answer_text(doc_index.resolve(KEY, QUERY, 600, root=root))),
+         jsonout.answer_text(index.cache(KEY).resolve(QUERY, 600))),
     ):
         done = run_cli(*args, "--root", str(root))
         assert done.returncode == 0, done.stderr
@@ -76,33 +81,35 @@ def test_the_objects_render_to_the_cli_bytes(root: Path) -> None:
 def test_errors_are_typed_and_carry_their_exit_code(
     root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
+    index = doc_index.DocIndex(root)
+    index.build(SAMPLE_REPOS / "mdkit-docs", name=KEY)
     cases: list[tuple[object, str]] = []
     for call in (
-        lambda: doc_index.resolve("no-such-cache", QUERY, 600, root=root),
-        lambda: doc_index.resolve(KEY, QUERY, " 600", root=root),
-        lambda: doc_index.resolve(KEY, QUERY, True, root=root),  # type: ignore[arg-type]
-        lambda: doc_index.inspect("../x", root=root),
-        lambda: doc_index.build(tmp_path / "missing", root=root),
-        lambda: doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name="a/b"),
-        lambda: doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, max_file_bytes=0),
-        lambda: doc_index.install_hooks(tmp_path, root=root),
+        lambda: index.cache("no-such-cache"),
+        lambda: index.cache(KEY).resolve(QUERY, " 600"),  # type: ignore[arg-type]
+        lambda: index.cache(KEY).resolve(QUERY, True),
+        lambda: index.cache("../x"),
+        lambda: index.build(tmp_path / "missing"),
+        lambda: index.build(SAMPLE_REPOS / "mdkit-docs", name="a/b"),
+        lambda: index.build(SAMPLE_REPOS / "mdkit-docs", max_file_bytes=0),
+        lambda: index.install_hooks(tmp_path),
+        lambda: doc_index.DocIndex(""),
     ):
         with pytest.raises(DocIndexError) as err:
             call()
         cases.append((type(err.value), err.value.code))
     assert cases == [
         (doc_index.CacheMissing, "cache_missing"),  # naming the cache, for people
-        (BudgetError, "invalid_budget"),
+        (BudgetError, "invalid_budget"),  # a budget is an int: text is the door's to parse
         (BudgetError, "invalid_budget"),
         (doc_index.CacheMissing, "cache_missing"),
         (IoError, "io_error"),
-        (cases[5][0], "usage"),
+        (UsageError, "usage"),  # the name is no path component
         (UsageError, "usage"),
         (BadSource, "usage"),  # not a git work tree: the path is wrong
+        (UsageError, "usage"),  # an empty root would name the current directory
     ]
     assert issubclass(doc_index.CacheMissing, doc_index.ContextError)
-    assert issubclass(cases[5][0], UsageError)  # InvalidCacheKey
     assert capsys.readouterr() == ("", "")
 
 
@@ -111,7 +118,7 @@ def test_errors_are_typed_and_carry_their_exit_code(
 def test_every_door_refuses_the_same_budget_strings(root: Path, budget: str) -> None:
     """``doc-index resolve`` used int(): it took ``1_000``, ``+500`` and `` 500``; now it
     takes what ``context resolve`` takes (an optional ``-`` and 1-18 ASCII digits, in range)."""
-    doc_index.build(SAMPLE_REPOS / "mdkit-docs", root=root, name=KEY)
+    doc_index.DocIndex(root).build(SAMPLE_REPOS / "mdkit-docs", name=KEY)
     doc = run_cli("resolve", KEY, QUERY, "--budget", budget, "--root", str(root))
     context = subprocess.run(
         [sys.executable, "-m", "doc_index.server.context_cli", "resolve", "--cache",
@@ -131,28 +138,7 @@ def test_importing_the_package_loads_nothing_else() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=SAFETY_TIMEOUT, check=True)
     assert json.loads(done.stdout.replace("'", '"')) == ["doc_index"]
-    assert set(doc_index.__all__) >= {"build", "list_caches", "inspect", "resolve", "delete",
-                                      "install_hooks", "uninstall_hooks"}
-
-
-def test_the_store_never_imports_a_door() -> None:
-    """``store`` is library: it imports neither the CLI nor its build output."""
-    import ast
-
-    doors = {"cli", "build", "demo"}
-    found = []
-    for path in sorted((Path(__file__).resolve().parents[1] / "store").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 2 and (
-                    node.module in doors or node.module is None
-                    and {alias.name for alias in node.names} & doors):
-                found.append(f"{path.name}:{node.lineno}")
-            elif isinstance(node, ast.ImportFrom | ast.Import):
-                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [
-                    alias.name for alias in node.names]
-                found += [f"{path.name}:{node.lineno}" for name in names
-                          if name in {f"doc_index.{door}" for door in doors}]
-    assert found == []
+    assert set(doc_index.__all__) >= {"DocIndex", "Cache", "build_v0", "DocIndexError"}
 
 
 def test_the_cli_in_process_leaves_the_api_functions_in_place(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from doc_index.search import tools
 from doc_index.server import context_cli
+from doc_index.server import spec_tools as tools
 from doc_index.store.v0_build import build_v0_cache
 
 from doc_index.foundation.errors import ContextError, spec_message
@@ -308,9 +308,10 @@ def test_list_caches_missing_root(
 
 
 def test_staging_dir_name_is_the_stores() -> None:
+    from doc_index.search import tools as search_tools
     from doc_index.store.commit import STAGING_DIR
 
-    assert tools.STAGING_DIR == STAGING_DIR
+    assert search_tools.STAGING_DIR == STAGING_DIR
 
 
 # --- build -------------------------------------------------------------------------------

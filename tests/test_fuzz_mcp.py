@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from conftest import SAFETY_TIMEOUT, SAMPLE_REPOS, build
-from doc_index.search import tools
+from doc_index.server import spec_tools as tools
 from doc_index.server.mcp_wire import MAX_LINE_BYTES, parse_line
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

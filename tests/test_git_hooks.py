@@ -298,8 +298,29 @@ def test_hook_command_errors(env: Path) -> None:
 
 def test_script_quotes_paths() -> None:
     text = hook_script("post-merge", "/opt/my env/bin/python", Path("/tmp/it's root"))
-    assert "'/opt/my env/bin/python' -I -m doc_index.hooks run" in text
+    assert "'/opt/my env/bin/python' -I -m doc_index.hook_runner run" in text
     assert "'/tmp/it'\"'\"'s root'" in text
+
+
+def test_hooks_an_earlier_doc_index_installed_still_rebuild(env: Path) -> None:
+    """Hooks installed before the runner moved name ``doc_index.store.git_hooks``: that
+    module still runs the hook runner, so a pull still rebuilds the cache."""
+    author, work = setup_repos(env)
+    root = env / "root"
+    assert run_cli("hook", "install", str(work)).returncode == 0
+    for hook in HOOKS:
+        path = work / ".git" / "hooks" / hook
+        text = path.read_text()
+        assert "-m doc_index.hook_runner " in text
+        path.write_text(text.replace("-m doc_index.hook_runner ", "-m doc_index.store.git_hooks "))
+    (author / "docs" / "new.md").write_text(page("New", "A page added upstream."))
+    git(author, "add", "-A")
+    git(author, "commit", "-q", "-m", "new page")
+    git(author, "push", "-q", str(author.parent / "up.git"), "main")
+    done = git(work, "pull", "-q")
+    assert done.returncode == 0 and "doc-index" not in done.stderr, done.stderr
+    assert "finished (exit 0)" in wait_runs(work, 1)
+    assert "docs/new.md" in manifest(root)["doc_files"]
 
 
 # Modules a pulled repository could plant at its top to be imported by a hook started there:
@@ -339,8 +360,8 @@ def test_hook_never_imports_the_work_trees_code(env: Path) -> None:
 def test_hook_run_does_not_import_the_cli(env: Path) -> None:
     _, work = setup_repos(env)
     root = env / "root"
-    probe = ("import sys\nfrom pathlib import Path\nfrom doc_index import hooks as git_hooks\n"
-             f"rc = git_hooks.run_hook('probe', Path({str(root)!r}), Path({str(work)!r}))\n"
+    probe = ("import sys\nfrom pathlib import Path\nfrom doc_index import hook_runner\n"
+             f"rc = hook_runner.run_hook('probe', Path({str(root)!r}), Path({str(work)!r}))\n"
              "print(rc, 'doc_index.cli' in sys.modules,"
              " 'doc_index.build_command' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build, caches_only, write_tree
-from doc_index.search import tools
+from doc_index.server import spec_tools as tools
 from doc_index.store.cache_paths import resolve_cache_name
 from doc_index.store.index_store import IndexStore
 from doc_index.store.sources.walk import scan_directory

@@ -277,10 +277,10 @@ def test_list_and_inspect_for_people(env: Path) -> None:
     commit = git(env / "author-flask", "rev-parse", "HEAD")
     root = env / "root"
     with freeze_time("2026-01-01 09:00:00"):
-        doc_index.build(a, root=root)
-        doc_index.build(bare.as_uri(), root=root, ref="main")
+        doc_index.DocIndex(root).build(a)
+        doc_index.DocIndex(root).build(bare.as_uri(), ref="main")
     (root / "empty").mkdir()  # a directory without a manifest: an invalid cache
-    caches = doc_index.describe_caches(root)
+    caches = [cache.info() for cache in doc_index.DocIndex(root).caches()]
     lines = listing.list_text(caches, root, now=NOON).splitlines()
     assert [_columns(line) for line in lines] == [
         ["NAME", "SOURCE", "REF", "COMMIT", "SECTIONS", "TOKENS", "SIZE", "AGE"],
@@ -291,7 +291,8 @@ def test_list_and_inspect_for_people(env: Path) -> None:
         ["pallets-flask@main", f"git {bare.as_uri()}", "main", commit[:7], "1", "20",
          listing.size_text(caches[2].size_bytes), "3 h ago"],
     ]
-    details = listing.details_text(doc_index.describe("pallets-flask@main", root=root), NOON)
+    cache = doc_index.DocIndex(root).cache("pallets-flask@main")
+    details = listing.details_text(cache.info(), NOON)
     assert details == (
         "name:          pallets-flask@main\n"
         "format:        doc-index cache\n"
@@ -322,7 +323,7 @@ def test_list_and_inspect_for_people(env: Path) -> None:
 def test_list_and_inspect_json_for_scripts(env: Path) -> None:
     a = write_tree(env / "alpha" / "docs", DOC)
     root = env / "root"
-    doc_index.build(a, root=root)
+    doc_index.DocIndex(root).build(a)
     v0 = v0_cache_from(env, DOC)
     os.rename(v0, root / "v0")
     done = run_cli("list", "--root", str(root), "--json")
@@ -348,7 +349,7 @@ def test_list_and_inspect_json_for_scripts(env: Path) -> None:
 
 def test_list_on_damaged_caches_gives_a_line_each(env: Path) -> None:
     root = env / "root"
-    doc_index.build(write_tree(env / "alpha" / "docs", DOC), root=root, name="good")
+    doc_index.DocIndex(root).build(write_tree(env / "alpha" / "docs", DOC), name="good")
     good = (root / "good" / "manifest.json").read_bytes()
     for name, data in (("truncated", good[:40]), ("list", b"[]"),
                        ("bad-source", good.replace(b'"kind":"directory"', b'"kind":7'))):

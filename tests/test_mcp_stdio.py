@@ -279,7 +279,7 @@ def test_cache_invalid(tmp_path: Path) -> None:
 FAULTS = """
 import errno, sys
 from pathlib import Path
-from doc_index.search import tools
+from doc_index.server import spec_tools as tools
 def io_error(*args, **kwargs):
     raise OSError(errno.EIO, "Input/output error")
 def crash(*args, **kwargs):

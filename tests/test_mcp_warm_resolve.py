@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from doc_index.search import tools
 from doc_index.search.warm_caches import WarmCaches
+from doc_index.server import spec_tools as tools
 from doc_index.store.index_store import IndexStore
 from doc_index.store.sources.walk import scan_directory
 from mcp_support import (

@@ -15,13 +15,14 @@ from doc_index.indexer.ids import IdAssigner
 from doc_index.indexer.markdown import parse_markdown
 from doc_index.indexer.rst import parse_rst
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
-from doc_index.search import tools, v0_selection
+from doc_index.search import v0_selection
 from doc_index.search.query_limits import (
     MAX_QUERY_BYTES,
     WHY_MAX_TERM_CHARS,
     WHY_MAX_TERMS,
     why_terms,
 )
+from doc_index.server import spec_tools as tools
 from doc_index.store.manifest import MAX_MANIFEST_BYTES
 
 from doc_index.foundation.errors import ContextError

@@ -103,7 +103,8 @@ def test_inspect_of_a_fifo_manifest_is_not_valid_not_a_hang(root: Path) -> None:
 # machine too slow for any fixed limit (the transport must have none: then it is unused).
 GATED_SERVER = """
 import queue, sys, threading
-from doc_index.server import mcp_server, mcp_transport, mcp_wire, tools
+from doc_index.server import mcp_server, mcp_transport, mcp_wire
+from doc_index.server import spec_tools as tools
 mcp_transport.DRAIN_TIMEOUT_S = 0.0
 eof_read = threading.Event()
 class Inbox(queue.SimpleQueue):

@@ -247,7 +247,7 @@ def _staging_dirs(root: Path) -> list[str]:
 def test_cleaning_one_caches_staging_keeps_anothers(tmp_path: Path) -> None:
     """``local-p.b`` is mid-build (its lock held, its staging directory made) while
     ``local-p`` builds and cleans its own leftovers: the other staging directory stays."""
-    from doc_index.search import tools
+    from doc_index.server import spec_tools as tools
     from doc_index.store import commit
 
     src = write_tree(tmp_path / "p", {"a.md": "# A\n\nzebra\n"})

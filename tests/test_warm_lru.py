@@ -17,6 +17,7 @@ from doc_index.search.warm_caches import (
     memory_budget,
     release_freed_memory,
 )
+from doc_index.server import spec_tools
 from mcp_support import RawServer, context_cli, initialize, result_text, server_argv, tool_call
 
 from doc_index.foundation.errors import UsageError
@@ -57,7 +58,7 @@ def sizes(dirs: list[Path]) -> list[int]:
 
 
 def answers(warm: WarmCaches | None, cache_dir: Path) -> list[str]:
-    return [tools.resolve(cache_dir, q, b, warm=warm) for q, b in QUERIES]
+    return [spec_tools.resolve(cache_dir, q, b, warm=warm) for q, b in QUERIES]
 
 
 def test_budget_evicts_least_recently_used_and_reload_gives_the_same_bytes(

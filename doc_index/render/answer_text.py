@@ -10,7 +10,7 @@ Each selected section comes under a header naming its place, then its text as st
 
 and a last line says what was selected of what, within which budget. An excerpt names its
 own lines and the section's. A Context Engine v0 document has no place: its header names
-its id. JSON stays the default output and the spec's bytes (``server.jsonout``).
+its id. JSON stays the default output and the spec's bytes (``render.spec_json``).
 
 Section text comes from the documentation, so it is untrusted: a control character (ESC
 drives the terminal, CR overwrites a line), a line or paragraph separator and a bidi

@@ -1,8 +1,8 @@
 """``doc-index list`` and ``inspect`` for people, and their ``--json`` for scripts.
 
-Renders :class:`~doc_index.search.cache_details.CacheDetails` (gathered by ``api.describe_caches``
-and ``api.describe``); every name and location is escaped (``printable``). The ``context``
-CLI and MCP keep the spec's outputs (``server.jsonout``); these are doc-index's own.
+Renders :class:`~doc_index.search.cache_details.CacheDetails` (``Cache.info``); every name
+and location is escaped (``printable``). The ``context`` CLI and MCP keep the spec's
+outputs (``render.spec_json``); these are doc-index's own.
 """
 
 from __future__ import annotations

@@ -9,11 +9,16 @@ told to, so such an answer goes through :func:`_encode`.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..foundation.strict_json import dumps
-from ..search.results import Answer, CacheEntry, CacheInfo
+from ..search.results import Answer
 from ..search.v0_selection import F32, format_f32
+
+if TYPE_CHECKING:
+    from ..library import Cache
+    from ..search.cache_details import CacheDetails
 
 
 def answer_text(answer: Answer, pretty: bool = False) -> str:
@@ -24,14 +29,16 @@ def answer_text(answer: Answer, pretty: bool = False) -> str:
     return dumps(value, pretty)
 
 
-def info_text(info: CacheInfo) -> str:
-    """context.inspect_cache's text."""
-    return dumps(info._asdict())
+def info_text(info: CacheDetails) -> str:
+    """context.inspect_cache's text: the spec's four fields of a cache's details."""
+    return dumps({"cache_version": info.cache_version, "document_count": info.sections,
+                  "total_bytes": info.total_bytes, "valid": info.valid})
 
 
-def list_text(entries: list[CacheEntry]) -> str:
-    """context.list_caches's text."""
-    return dumps({"caches": [entry._asdict() for entry in entries]})
+def list_text(caches: Sequence[Cache]) -> str:
+    """context.list_caches's text (``path`` is a cache's name under the root)."""
+    return dumps({"caches": [{"path": cache.name, "has_manifest": cache.has_manifest}
+                             for cache in caches]})
 
 
 def render_v0(value: Any, pretty: bool = False) -> str:

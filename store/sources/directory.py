@@ -2,8 +2,8 @@
 
 ``build_from_directory`` is the directory twin of ``git_source.build_from_git``: it walks
 the directory (git's view of it when it is in a work tree, at any depth) and updates its
-cache (named by ``source_identity``), returning the ``BuildReport``; it prints nothing.
-``summary_lines`` renders a report as the one-screen summary both callers print.
+cache (named by ``identity``), returning the ``BuildReport``; it prints nothing (the
+doors render the report: ``render.build_summary``).
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ from pathlib import Path
 from ...foundation.errors import UsageError
 from ...foundation.printable import printable
 from ..index_store import BuildReport, IndexStore, Progress, warm_worker
-from .docs_folder import check_subdir, kinds_line
+from .docs_folder import check_subdir
 from .identity import directory_source
 from .walk import DEFAULT_MAX_BYTES, Scan, nothing_to_index, scan_directory
-
-SHOWN_SKIPPED = 20
 
 
 def build_from_directory(store: IndexStore, directory: Path, *, name: str | None = None,
@@ -58,29 +56,4 @@ def tell(report: BuildReport, scan: Scan) -> BuildReport:
     return report
 
 
-def summary_lines(report: BuildReport, seconds: float) -> list[str]:
-    """The one-screen build summary, every name escaped (``printable``)."""
-    state = "built" if report.written else "up to date"
-    kind = " (full)" if report.full and report.written else ""
-    lines = [f"{printable(report.key)}: {state}{kind} -> {printable(report.cache_dir)}"]
-    lines += [f"  {printable(line)}" for line in report.about]
-    lines.append(f"  files: {len(report.added)} added, {len(report.changed)} changed, "
-                 f"{len(report.removed)} removed, {len(report.unchanged)} unchanged, "
-                 f"{len(report.skipped)} skipped")
-    kinds = kinds_line(report.kinds)
-    if kinds:
-        lines.append(f"  {kinds}")
-    lines += [f"  skipped {printable(path)}: {printable(reason)}"
-              for path, reason in report.skipped[:SHOWN_SKIPPED]]
-    if len(report.skipped) > SHOWN_SKIPPED:
-        lines.append(f"  ... and {len(report.skipped) - SHOWN_SKIPPED} more skipped")
-    lines += [f"  note {printable(path)}: {printable(note)}"
-              for path, note in report.notes[:SHOWN_SKIPPED]]
-    if len(report.notes) > SHOWN_SKIPPED:
-        lines.append(f"  ... and {len(report.notes) - SHOWN_SKIPPED} more notes")
-    lines.append(f"  sections: {report.sections} ({report.tokens} tokens)")
-    lines.append(f"  time: {seconds:.2f} s")
-    return lines
-
-
-__all__ = ["build_from_directory", "summary_lines", "tell"]
+__all__ = ["build_from_directory", "tell"]

@@ -22,7 +22,7 @@ from compat_support import (
     query,
     run_context,
 )
-from doc_index.search import tools
+from doc_index.server import spec_tools as tools
 from mcp_support import GOLDENS
 
 from doc_index.foundation.errors import SPEC_MESSAGES, spec_json

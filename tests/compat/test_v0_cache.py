@@ -19,7 +19,8 @@ from compat_support import (
     copy_cache,
     run_context,
 )
-from doc_index.search import tools
+from doc_index.search import tools as search_tools
+from doc_index.server import spec_tools as tools
 from doc_index.store.v0_build import build_v0_cache, compute_cache_version
 
 from doc_index.foundation.errors import ContextError
@@ -199,7 +200,7 @@ def test_unexpected_exception_is_internal_error(monkeypatch: pytest.MonkeyPatch)
     def boom(*args: object) -> dict[str, Any]:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(tools, "select_v0", boom)
+    monkeypatch.setattr(search_tools, "select_v0", boom)
     assert error_code(CACHES / "minimal") == "internal_error"
 
 
@@ -207,7 +208,7 @@ def test_os_error_is_io_error(monkeypatch: pytest.MonkeyPatch) -> None:
     def unreadable(*args: object) -> Any:
         raise PermissionError(13, "denied")
 
-    monkeypatch.setattr(tools, "load_v0_cache", unreadable)
+    monkeypatch.setattr(search_tools, "load_v0_cache", unreadable)
     assert error_code(CACHES / "minimal") == "io_error"
 
 

@@ -9,7 +9,6 @@ from fractions import Fraction
 
 import pytest
 from compat_support import CACHES
-from doc_index.search import tools
 from doc_index.search.v0_selection import (
     F32,
     WHITE_SPACE,
@@ -18,6 +17,7 @@ from doc_index.search.v0_selection import (
     split_white_space,
     to_f32,
 )
+from doc_index.server import spec_tools as tools
 from doc_index.store.v0_cache import V0Document
 from hypothesis import given
 from hypothesis import strategies as st

@@ -1,0 +1,227 @@
+"""The library: :class:`DocIndex` (the caches under one root) and :class:`Cache` (one cache).
+
+Every door calls these: ``doc-index`` and ``context``, the MCP server, the git hooks and
+the demo parse their text, call one method and render the typed result; nothing here
+prints or exits. Failures are the one error tree (``foundation.errors``).
+
+    index = DocIndex("caches")                    # None: $DOC_INDEX_ROOT, else the
+    report = index.build("path/to/repo")          # per-user data folder
+    answer = index.cache(report.key).resolve("retry timeout", 2000)
+
+Arguments are typed (a budget is an ``int``: a door parses text with
+``search.budget.parse_budget``, the one rule). Modules are imported inside the methods:
+each door loads only what its command needs (tests/test_import_rules.py).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .search.cache_details import CacheDetails
+    from .search.results import Answer
+    from .search.warm_caches import WarmCaches
+    from .store.index_store import BuildReport, Progress
+    from .store.v0_build import BuiltCache
+
+DEFAULT_BUDGET = 2000
+
+
+class DocIndex:
+    """The caches under one root: ``root`` (UsageError when it is empty: it would name the
+    current directory), else ``$DOC_INDEX_ROOT``, else the per-user data folder, found
+    when first needed. ``warm`` (the MCP server's): loaded caches and the check of a
+    cache's tree are kept between calls while the cache is unchanged."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None, *,
+                 warm: WarmCaches | None = None) -> None:
+        self._root: Path | None = None
+        if root is not None:
+            from .store.roots import checked_root
+
+            self._root = checked_root(os.fspath(root))
+        self.warm = warm
+
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            from .store.roots import default_root
+
+            self._root = default_root()
+        return self._root
+
+    def __repr__(self) -> str:
+        return f"DocIndex({os.fspath(self.root)!r})"
+
+    def build(self, source: str | os.PathLike[str], *, name: str | None = None,
+              ref: str | None = None, subdir: str | None = None, everything: bool = False,
+              full: bool = False, replace: bool = False, max_file_bytes: int | None = None,
+              progress: Progress | None = None) -> BuildReport:
+        """Build or update the cache of ``source``: a local directory (a git work tree is
+        read as git sees it) or a git URL / bare repository (``ref``: the branch, tag or
+        commit; for those only). The cache is named exactly ``name``, else from the
+        source (README "Cache names"). Re-running it is the incremental rebuild; ``full``
+        re-parses every file. A cache of that name built from another source is refused
+        (OtherSource) unless ``replace``. Files over ``max_file_bytes`` (default 10 MB, at
+        most 1 GiB) are skipped; ``progress(done, total)`` is called while files are
+        parsed. A git source and a work tree's top index their documentation (README "What
+        is indexed"); ``subdir`` (a folder of the source; a URL's ``#P``) or
+        ``everything`` (every file) choose otherwise. A source with nothing to index is
+        NothingToIndex, nothing written; a failed build leaves the live cache as it was."""
+        from .store.index_store import IndexStore
+        from .store.sources.choose import build_source
+        from .store.sources.walk import DEFAULT_MAX_BYTES
+
+        return build_source(
+            IndexStore(self.root), os.fspath(source), name=name, ref=ref, full=full,
+            replace=replace, progress=progress, subdir=subdir, everything=everything,
+            max_bytes=DEFAULT_MAX_BYTES if max_file_bytes is None else max_file_bytes)
+
+    def caches(self) -> list[Cache]:
+        """The caches under the root (``context.list_caches``: every directory but the
+        store's own, in the order of their names' UTF-8 bytes); CacheMissing naming the
+        root when it is not a directory."""
+        from .missing_cache import check_root
+        from .search.tools import cache_entries
+
+        check_root(self.root)
+        return [Cache(self.root / entry.path, name=entry.path, index=self,
+                      has_manifest=entry.has_manifest)
+                for entry in cache_entries(self.root)]
+
+    def cache(self, name: str) -> Cache:
+        """Cache ``name``, checked (one path component whose tree stays under the root);
+        CacheMissing naming it and the closest names otherwise."""
+        from .missing_cache import missing_cache
+        from .store.cache_paths import real_root, resolve_cache_name, verify_cache_tree
+
+        try:
+            path = resolve_cache_name(self.root, name, verify_tree=self.warm is None)
+            if self.warm is not None:  # the tree is walked once per cache generation
+                root_real = real_root(self.root)
+                self.warm.get(path, "tree", lambda d: verify_cache_tree(root_real,
+                                                                          os.fspath(d)))
+        except Exception as exc:
+            if getattr(exc, "code", None) != "cache_missing":
+                raise
+            raise missing_cache(self.root, name, exc) from None
+        return Cache(path, name=name, index=self)
+
+    def install_hooks(self, repo: str | os.PathLike[str] = ".", *, name: str | None = None,
+                      subdir: str | None = None) -> list[str]:
+        """Install the git hooks that rebuild ``repo``'s cache under the root after a
+        pull, checkout or rebase (the checkout, or its folder ``subdir``, into the cache
+        ``name``, else the default name); one line per hook. A build the hook would
+        refuse is refused now (UsageError), with nothing installed."""
+        from .hooks import install_hooks
+
+        return install_hooks(Path(repo), self.root, name=name, subdir=subdir)
+
+    def uninstall_hooks(self, repo: str | os.PathLike[str] = ".") -> list[str]:
+        """Remove the hooks, putting back any hook that was there before; one line per
+        hook (the root plays no part)."""
+        from .hooks import uninstall_hooks
+
+        return uninstall_hooks(Path(repo))
+
+    def serve(self, *, tool_names: str = "dotted") -> int:
+        """Serve the caches over MCP on stdin and stdout until the client leaves; the exit
+        code. (The one method that starts a door: the MCP server calls this library.)"""
+        from .server.mcp_server import run
+
+        return run(self.root, tool_names=tool_names)
+
+    def mcp_config(self, client: str) -> str:
+        """The MCP configuration block of this installation for ``client`` (one of
+        ``mcp_config.CLIENTS``), serving this root."""
+        from .mcp_config import config_text
+
+        return config_text(client, self.root)
+
+
+class Cache:
+    """One cache: a directory under a :class:`DocIndex`'s root (``DocIndex.cache``,
+    ``DocIndex.caches``), or any directory (``Cache(path)``, as ``context --cache PATH``
+    names one). Nothing is read until a method asks."""
+
+    def __init__(self, path: str | os.PathLike[str], *, name: str | None = None,
+                 index: DocIndex | None = None, has_manifest: bool | None = None,
+                 warm: WarmCaches | None = None) -> None:
+        self.path = Path(path)
+        self.name = self.path.name if name is None else name
+        self.index = index
+        self.warm = warm if warm is not None or index is None else index.warm
+        self._has_manifest = has_manifest
+
+    def __repr__(self) -> str:
+        return f"Cache({os.fspath(self.path)!r})"
+
+    @property
+    def has_manifest(self) -> bool:
+        """``manifest.json`` is a regular file (lstat), as ``context.list_caches`` says."""
+        if self._has_manifest is None:
+            from .search.tools import has_manifest
+
+            self._has_manifest = has_manifest(self.path)
+        return self._has_manifest
+
+    def resolve(self, query: str, budget: int = DEFAULT_BUDGET) -> Answer:
+        """The sections that answer ``query`` best within ``budget`` tokens (an int in
+        [0, 10 000 000]), best first, with what was selected (``context.resolve``).
+        QueryError, BudgetError (checked first), CacheMissing, CacheInvalid, IoError."""
+        from .foundation.errors import CacheMissing, spec_message
+        from .search import tools
+
+        try:
+            return tools.answer(self.path, query, budget, warm=self.warm)
+        except CacheMissing as exc:  # (gone meanwhile, or no manifest): name it
+            if self.index is None or exc.message != spec_message(exc.code):
+                raise
+            from .missing_cache import missing_cache
+
+            raise missing_cache(self.index.root, self.name, exc) from None
+
+    def info(self) -> CacheDetails:
+        """Its format, validity, source, commit, sections, tokens, sizes and build time
+        (``context.inspect_cache``'s fields among them). A cache under a root is described
+        whatever its state (``valid`` false and its ``problem`` when it cannot be used);
+        one named by its path answers as ``context.inspect_cache`` does: CacheMissing or
+        IoError when it is not there or cannot be read, a damaged manifest described."""
+        from .foundation.errors import ContextError
+        from .search.cache_details import details, unusable
+        from .store.cache_paths import resolve_cache_name
+
+        if self.index is None:
+            return details(self.name, self.path)
+        try:
+            return details(self.name, resolve_cache_name(self.index.root, self.name))
+        except ContextError as exc:
+            return unusable(self.name, exc.detail or exc.message)
+
+    def delete(self) -> None:
+        """Delete the cache: a directory doc-index can tell is a cache, its spare
+        generation and lock (DeleteRefused, nothing touched, for anything else)."""
+        from .foundation.errors import CacheMissing, UsageError
+        from .store.index_store import IndexStore
+
+        if self.index is None:
+            raise UsageError(f"{self.path} is no cache under a root: delete it yourself")
+        root = self.index.root
+        if not IndexStore(root).delete_index(self.name):  # deleted meanwhile
+            from .missing_cache import missing_cache
+
+            raise missing_cache(root, self.name, CacheMissing(detail="deleted meanwhile"))
+
+
+def build_v0(sources: str | os.PathLike[str], cache: str | os.PathLike[str], *,
+             force: bool = False) -> BuiltCache:
+    """``context build``: a Context Engine v0 cache of every ``*.md`` file under
+    ``sources``, byte-identical to the reference's (``store.v0_build``)."""
+    from .store.v0_build import build_v0_cache
+
+    return build_v0_cache(Path(sources), Path(cache), force)
+
+
+__all__ = ["DEFAULT_BUDGET", "Cache", "DocIndex", "build_v0"]
