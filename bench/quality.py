@@ -96,14 +96,15 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
 FRESH_QUESTIONS = load_queries(FRESH_SETS["fresh-1"])
 
 
-def build_cache(root: Path, corpus_dir: Path) -> Path:
-    """A full build of ``corpus_dir`` under ``root``; returns the cache directory."""
+def build_cache(root: Path, corpus_dir: Path, full: bool = True) -> Path:
+    """A build of ``corpus_dir`` under ``root`` (full unless ``full`` is False); returns
+    the cache directory."""
     from doc_index.store.index_store import IndexStore
     from doc_index.store.sources import scan_directory
 
     store = IndexStore(root)
     key = f"local-{corpus_dir.name}"
-    store.update_index(key, "local", corpus_dir.name, scan_directory(corpus_dir), full=True)
+    store.update_index(key, "local", corpus_dir.name, scan_directory(corpus_dir), full=full)
     return store.cache_dir(key)
 
 
