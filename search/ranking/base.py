@@ -10,7 +10,7 @@ ranking. Both run in list order; a rule named in ``Params.off`` does not run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from ...indexer.analysis import Concept
 
@@ -23,16 +23,26 @@ if TYPE_CHECKING:
 Form = list[tuple[str, float]]
 
 
-class FormRule(NamedTuple):
-    name: str
-    add: Callable[[Concept, NativeCache, Params], Concept]  # fill the field from the cache
-    drop: Callable[[Concept], Concept]  # the concept without this rule's field
-    forms: Callable[[Concept, Params], list[Form]]
+class FormRule:
+    """A form rule: ``add`` fills its field of a concept from the cache, ``drop`` removes
+    it, ``forms`` turns it into weighted forms. (Plain classes, not NamedTuples, here and
+    in ``state``: they cost less to define on the resolve path's import.)"""
+
+    __slots__ = ("name", "add", "drop", "forms")
+
+    def __init__(self, name: str, add: Callable[[Concept, NativeCache, Params], Concept],
+                 drop: Callable[[Concept], Concept],
+                 forms: Callable[[Concept, Params], list[Form]]) -> None:
+        self.name, self.add, self.drop, self.forms = name, add, drop, forms
 
 
-class RankRule(NamedTuple):
-    name: str
-    apply: Callable[[RankState], None]
+class RankRule:
+    """A rank rule: ``apply`` works on one query's state."""
+
+    __slots__ = ("name", "apply")
+
+    def __init__(self, name: str, apply: Callable[[RankState], None]) -> None:
+        self.name, self.apply = name, apply
 
 
 def keep(concept: Concept, cache: NativeCache, params: Params) -> Concept:

@@ -3,11 +3,11 @@
 A user asks in their own words ("a *huge* file"), the docs use others ("large"). When no
 form of a query word occurs anywhere in the cache, its nearest related terms that the
 cache does use stand in for it, each a form at ``Params.related`` of the word (at most
-``related_count`` of them; ``related`` 0: off).
-They come from a shipped table, ``related_words.txt``: for each common English word's
-index term, the terms of its nearest words by a static word embedding, best first,
-written offline by ``bench/related_words.py``. Words the corpus uses are never expanded:
-expanding every word lost MRR on the dev questions (``bench/ablation.py``).
+``related_count`` of them; ``related`` 0: off). They come from a shipped table,
+``related_words.txt``: for each common English word's index term, the terms of its
+nearest words by a static word embedding, best first, written offline by
+``bench/related_words.py``. Words the corpus uses are never expanded: a word the docs use
+is better evidence than any neighbour of it (``docs/ranking.md``).
 
 The table holds terms, never vectors: nothing is computed from floats at query time, so
 answers stay byte-identical on any machine. It is read from the installed package (no

@@ -37,8 +37,9 @@ def apply(state: RankState) -> None:
     if top_raw <= 0.0:
         return
     prior = priors(state)
-    file_of, file_len = files(state.cache)
-    factor = state.factor or [1.0] * len(file_len)
+    pages = files(state.cache)
+    file_of = pages.of
+    factor = state.factor or [1.0] * len(pages.length)
     floor = state.floor
     top = raw.index(top_raw)
     lower = prior[top] * top_raw * factor[file_of[top]]

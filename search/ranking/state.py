@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from typing import NamedTuple
 
 from ...foundation.detmath import ordered_sum
 from ...server.native_cache import NativeCache
@@ -12,20 +11,26 @@ from .params import Params
 from .terms import Term
 
 
-class LiveConcept(NamedTuple):
-    """A query concept some form of which occurs in the cache."""
+class LiveConcept:
+    """A query concept some form of which occurs in the cache: ``bound``, the most it adds
+    to a score (the idf mass of its best form); ``forms``, its forms that occur in the
+    cache; ``terms``, their terms in form order (a term may repeat)."""
 
-    bound: float  # the most it adds to a score: the idf mass of its best form
-    forms: list[Form]  # its forms that occur in the cache
-    terms: list[str]  # their terms, in form order (a term may repeat)
+    __slots__ = ("bound", "forms", "terms")
+
+    def __init__(self, bound: float, forms: list[Form], terms: list[str]) -> None:
+        self.bound, self.forms, self.terms = bound, forms, terms
 
 
-class Prior(NamedTuple):
-    """A factor of the score of some sections, the same for every query."""
+class Prior:
+    """A factor of the score of some sections, the same for every query; ``key`` names
+    what the sections and the factor depend on (the per-cache memo key)."""
 
-    key: Hashable  # what the sections and the factor depend on (the per-cache memo key)
-    factor: float
-    sections: Callable[[], Iterable[int]]
+    __slots__ = ("key", "factor", "sections")
+
+    def __init__(self, key: Hashable, factor: float,
+                 sections: Callable[[], Iterable[int]]) -> None:
+        self.key, self.factor, self.sections = key, factor, sections
 
 
 class RankState:

@@ -8,7 +8,7 @@ tuning run trying many parameters).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
 
 from ...server.native_cache import NativeCache
 
@@ -27,11 +27,14 @@ def per_cache(cache: NativeCache, key: Hashable, build: Callable[[], T]) -> T:
     return got
 
 
-class Files(NamedTuple):
-    """The pages (files) of a cache: a file's sections are contiguous."""
+class Files:
+    """The pages (files) of a cache: a file's sections are contiguous. ``of``: each
+    section's file number; ``length``: each file's body terms."""
 
-    of: list[int]  # file number of each section
-    length: list[int]  # body terms of each file
+    __slots__ = ("of", "length")
+
+    def __init__(self, of: list[int], length: list[int]) -> None:
+        self.of, self.length = of, length
 
 
 def files(cache: NativeCache) -> Files:
