@@ -277,13 +277,15 @@ class Packer:
     def _head_milli(self, d: int, section_id: str, text: str) -> int:
         """``head_milli`` of section ``d`` whole (remembered per loaded cache, 8 bytes a
         section: a warm server estimates a section's text once)."""
+        table = self.cache.sections
+        if section_id != table.ids[d]:  # not what the memo holds (no ranking does this)
+            return head_milli(section_id, table.versions[d], text)
         memo = self.cache.index.memo.get(_HEAD_MEMO)
         if memo is None:
-            memo = self.cache.index.memo[_HEAD_MEMO] = array("q", [-1]) * len(
-                self.cache.sections)
+            memo = self.cache.index.memo[_HEAD_MEMO] = array("q", [-1]) * len(table)
         got = memo[d]
         if got < 0:
-            got = memo[d] = head_milli(section_id, self.cache.sections.versions[d], text)
+            got = memo[d] = head_milli(section_id, table.versions[d], text)
         return got
 
     def _least_metadata(self, d: int) -> int:
