@@ -601,7 +601,7 @@ def _loco(loco: dict[str, Any]) -> str:
         + f" (train MRR {r['train_mrr10']['default']:.3f} -> {r['train_mrr10']['tuned']:.3f})"
         for name, r in loco["directions"].items())
     return ("**Leave-one-corpus-out** (`bench/loco.py`): every numeric field of "
-            "`native_selection.Params` tuned on one corpus's dev questions (coordinate search, "
+            "`search.ranking.Params` tuned on one corpus's dev questions (coordinate search, "
             f"each value x {loco['multipliers']} of its default, at most {loco['rounds']} "
             "rounds, maximizing MRR@10 then budget-hit), scored on the other corpus's "
             f"questions; {loco['seconds']} s. The search starts from the shipped defaults, "

@@ -128,7 +128,7 @@ def test_resolve_imports_no_build_machinery(tmp_path: Path) -> None:
          ["resolve", "--cache", str(cache), "--query", "retry timeout", "--budget", "800"]),
     ):
         imported = modules_of(tmp_path, module, *args)
-        assert "doc_index.server.native_selection" in imported  # it did resolve
+        assert "doc_index.search.native_selection" in imported  # it did resolve
         assert broken(imported, RESOLVE_NEVER) == [], module
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from conftest import build, run_cli, write_tree
+from doc_index.search.native_selection import select
 from doc_index.server import tools
 from doc_index.server.native_cache import load_native_cache
-from doc_index.server.native_selection import select
 from mcp_support import RawServer, initialize, result_text, server_argv, tool_call
 
 from doc_index.errors import ContextError

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from doc_index.search.ranking import PARAMS, rank
 from doc_index.server.native_cache import NativeCache
-from doc_index.server.native_selection import PARAMS, rank
 
 DOCS = {
     "client.md": "# Requests\n\nThe client sends requests. Build requests with the client.\n",

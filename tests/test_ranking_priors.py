@@ -11,8 +11,8 @@ import dataclasses
 
 import pytest
 from doc_index.indexer.analysis import FEATURE_CHANGELOG, section_features
+from doc_index.search.ranking import PARAMS, rank
 from doc_index.server.native_cache import NativeCache
-from doc_index.server.native_selection import PARAMS, rank
 
 
 @pytest.mark.parametrize("path", [

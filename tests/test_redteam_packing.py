@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from conftest import build, write_tree
+from doc_index.search.native_selection import select
 from doc_index.server import packing
 from doc_index.server.native_cache import load_native_cache
-from doc_index.server.native_selection import select
 
 # Characters str.splitlines ends a line at, but no file line count does.
 SEPARATORS = ["\r", "\f", "\x1c", "\x85", "\u2028", "\u2029"]
