@@ -279,18 +279,26 @@ def test_cache_invalid(server: RawServer, root: Path) -> None:
 FAULTS = """
 import errno, sys
 from pathlib import Path
-from doc_index.server import tools
+from doc_index.server import mcp_server, tools
 def io_error(*args, **kwargs):
     raise OSError(errno.EIO, "Input/output error")
-def crash(*args, **kwargs):
+def crash(cache_dir):
+    if cache_dir.name == "realistic":
+        return "past the tool\\n"
     raise RuntimeError("secret detail /etc/passwd")
 def noisy(*args, **kwargs):
     print("stray output from a tool")
     sys.stdout.flush()
     return "fine\\n"
+tool_result = mcp_server.tool_result
+def result_that_breaks(reply):  # an exception past the tool code, in the SDK's handler
+    if reply.text == "past the tool\\n":
+        raise RuntimeError("secret detail /etc/shadow")
+    return tool_result(reply)
 tools.resolve = io_error
 tools.inspect_cache = crash
 tools.list_caches = noisy
+mcp_server.tool_result = result_that_breaks
 from doc_index.cli import main
 sys.exit(main(["serve", "--root", {root!r}]))
 """
@@ -305,6 +313,9 @@ def test_io_error_internal_error_and_stray_output(root: Path) -> None:
         assert tool_error(inspect) == error_text("internal_error")
         assert "secret" not in json.dumps(inspect)
         assert result_text(call(srv, "context.list_caches", {})) == "fine\n"
+        # The SDK answers a handler's exception with code 0 and its text: never sent.
+        broken = call(srv, "context.inspect_cache", {"cache": "realistic"})
+        assert broken["error"] == {"code": -32603, "message": "Internal error"}
         assert srv.close() == []
     assert b"stray output from a tool" in srv.stderr
     assert b"RuntimeError" in srv.stderr  # the traceback is logged, on stderr only
