@@ -201,7 +201,7 @@ def stage_resolve(cfg: Config, cs: list[Corpus], work: Path, queries: Path) -> d
             "mcp": resolve_speed.mcp(root, c.key, qs, cfg.mcp_spawns, cfg.mcp_calls),
         }
         out["corpora"][c.name] = entry
-        if c.name == "fastapi-docs":  # spawn to first answer, with and without early answers
+        if c.name == "fastapi-docs":  # spawn to first answer, with and without bytecode
             out["first_answer"] = mcp_latency.first_answer(root, c.key, qs[0], 2 * cfg.mcp_spawns)
     init = [v for e in out["corpora"].values() for v in e["mcp"]["initialize_raw_s"]]
     out["initialize_s"] = Summary.of(init).as_dict() if init else None
