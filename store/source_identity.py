@@ -13,6 +13,10 @@ The manifest records it as ``"source": {"kind", "location", "ref", "commit"}``
 (``record``). Two sources are the same source when kind and location agree, and for
 ``git`` also the ref: a work tree's branch is the state it is in, not which source it is
 (a checkout of another branch, or a hook after ``git switch``, rebuilds the same cache).
+A cache whose source is not known is no build's source: one built by a doc-index that
+recorded no source (its owner and name are all it says, and any work tree whose
+``origin`` has that owner and name would match them), or one whose manifest cannot be
+read (``index_store``). Replacing either takes ``--replace``, once.
 
 Default cache names (``key``), each a valid ``cache_names`` name:
 
@@ -141,11 +145,9 @@ class Source(NamedTuple):
 
     def same_as(self, header: dict[str, Any]) -> bool:
         """Whether the live manifest ``header`` was built from this source. A manifest
-        without ``source`` (an older doc-index) counts as this source when its owner and
-        name are this source's; a ``source`` that is not a well-formed record never does."""
+        without a well-formed ``source`` record (an older doc-index wrote none) never was:
+        its owner and name are no proof, an untrusted work tree can claim them."""
         old = header.get("source")
-        if old is None:
-            return (header.get("owner"), header.get("name")) == (self.owner, self.name)
         if shown_source(old) is None:
             return False
         if old["kind"] != self.kind:
