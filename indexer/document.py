@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from itertools import islice
 from pathlib import PurePosixPath
 
 from .analysis import path_text, section_features, term_counts, terms_of_words, word_counts
 from .formats import is_doc_path, is_rst_path  # noqa: F401 (is_doc_path: re-exported)
+from .limits import MAX_PATH_TERMS
 from .model import Block, ParsedFile, ParsedSection
 from .summary import keywords, summarize
 from .text import count_lines, normalize_newlines
@@ -94,8 +96,7 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSec
         title_terms = term_counts(block.title)
         path_terms = path_terms_of.get(tuple(ancestors))
         if path_terms is None:
-            path_terms = path_terms_of[tuple(ancestors)] = term_counts(
-                path_text(file_words, ancestors))
+            path_terms = path_terms_of[tuple(ancestors)] = _path_terms(file_words, ancestors)
         body_terms = terms_of_words(words)
         body_length = sum(body_terms.values())
         if body_terms and max(body_terms.values()) >= 0xFFFF:
@@ -130,3 +131,13 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSec
         if block.kind != "part":
             stack.append(len(sections) - 1)
     return sections
+
+
+def _path_terms(file_words: str, ancestors: list[str]) -> dict[str, int]:
+    """The path field's terms: the first ``MAX_PATH_TERMS`` of the file path words and the
+    ancestor titles (every section below a title holds them: uncapped, a title's terms were
+    multiplied by the sections under it)."""
+    terms = term_counts(path_text(file_words, ancestors))
+    if len(terms) <= MAX_PATH_TERMS:
+        return terms
+    return dict(islice(terms.items(), MAX_PATH_TERMS))

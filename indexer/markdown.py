@@ -15,6 +15,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from .chunks import part_blocks
+from .limits import cut_title, source_cut
 from .model import Block
 from .text import LineIndex, front_matter_lines
 
@@ -76,12 +77,14 @@ def _plain_inline(tokens: list[Token]) -> str:
 
 def heading_title(content: str) -> str:
     """A heading's plain text: ``{ #anchor }`` attributes and inline markup removed,
-    code spans and link texts kept, whitespace collapsed."""
-    content = _ATTR_LIST.sub("", content.strip())
+    code spans and link texts kept, whitespace collapsed, cut to ``MAX_TITLE_CHARS`` (of
+    the first ``MAX_TITLE_SOURCE_CHARS`` of its source: the inline parser holds tokens per
+    character of markup)."""
+    content = source_cut(_ATTR_LIST.sub("", content.strip()))
     if _MARKUP_CHARS.search(content):
         tokens = _inline_parser().parseInline(content)
         content = _plain_inline(tokens[0].children or []) if tokens else content
-    return _SPACES.sub(" ", content).strip()
+    return cut_title(_SPACES.sub(" ", content).strip())
 
 
 def parse_markdown(text: str, data: bytes, limit: int | None = None) -> list[Block]:

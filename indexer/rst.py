@@ -10,11 +10,12 @@ no directive runs (``rst_structure``), and file inclusion and raw directives are
 from __future__ import annotations
 
 import re
+from array import array
 from itertools import islice
 
 from .chunks import part_blocks
+from .limits import cut_title, source_cut
 from .model import Block
-from .text import LineIndex
 
 # A role, with the run of name characters before it (group 1): as in summary._ROLE, no
 # match starts inside a chain like ":a:a:a", which made a long one quadratic.
@@ -100,31 +101,78 @@ def _titles_limited(text: str, limit: int | None) -> list[tuple[int, int]]:
     return _titles(text)
 
 
+class _Lines:
+    """docutils' lines of a text (it splits at ``\n`` and at the other breaks of
+    ``str.splitlines`` left in a normalized text: U+2028, U+2029, U+0085, ``\x1c``-``\x1e``):
+    their starts as character offsets (8 bytes a line) and, for titles in line order, as
+    byte offsets of the UTF-8 text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        starts = array("q", [0])
+        append = starts.append
+        if _OTHER_LINE_BREAKS.search(text):
+            for match in _LINE_BREAK.finditer(text):
+                append(match.end())
+        else:
+            find = text.find
+            pos = find("\n")
+            while pos != -1:
+                append(pos + 1)
+                pos = find("\n", pos + 1)
+        self.starts = starts
+        self._ascii = text.isascii()
+        self._at = (0, 0)  # (character, byte) offsets of the last byte offset asked for
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def line(self, n: int) -> str:
+        """Line ``n`` (0-based) without its line break."""
+        start = self.starts[n]
+        end = self.starts[n + 1] - 1 if n + 1 < len(self.starts) else len(self.text)
+        return self.text[start:end]
+
+    def byte_offset(self, n: int) -> int:
+        """The byte offset of line ``n``'s start (cheapest when asked in line order)."""
+        char = self.starts[n]
+        if self._ascii:
+            return char
+        last_char, last_byte = self._at if self._at[0] <= char else (0, 0)
+        byte = last_byte + len(self.text[last_char:char].encode("utf-8", "surrogatepass"))
+        self._at = (char, byte)
+        return byte
+
+
+_LINE_BREAK = re.compile("[\n\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def parse_rst(text: str, data: bytes, limit: int | None = None) -> list[Block]:
     """Blocks of a normalized reStructuredText text (``data`` is its UTF-8 encoding). With
     ``limit``, only the first ``limit + 1`` blocks are sure to be found (see
-    ``markdown.parse_markdown``)."""
-    lines = LineIndex(data)
-    src_lines = text.split("\n")
+    ``markdown.parse_markdown``). A section starts at its title's docutils line, which a
+    line break other than ``\n`` may start inside one of the file's lines."""
+    titles = _titles_limited(text, limit)
+    if not titles:
+        return part_blocks(data, 0, fenced=False)
+    lines = _Lines(text)
     headings: list[tuple[int, int, str]] = []
     prev_underline = -1
-    for line_no, depth in _titles_limited(text, limit):
-        if not 0 <= line_no < len(src_lines) - 1:
+    for line_no, depth in titles:
+        if not 0 <= line_no < len(lines) - 1:
             continue
         start_line = line_no
         above = line_no - 1
-        if (
-            above >= 0
-            and above != prev_underline
-            and _ADORNMENT.match(src_lines[above])
-            and src_lines[above].rstrip() == src_lines[line_no + 1].rstrip()
-        ):
-            start_line = above  # over- and underlined title
+        title_line = lines.line(line_no)
+        if above >= 0 and above != prev_underline:
+            over = lines.line(above)
+            if _ADORNMENT.match(over) and over.rstrip() == lines.line(line_no + 1).rstrip():
+                start_line = above  # over- and underlined title
         prev_underline = line_no + 1
-        start = lines.offset(start_line)
+        start = lines.byte_offset(start_line)
         if headings and start <= headings[-1][0]:
             continue
-        headings.append((start, depth, plain_title(src_lines[line_no])))
+        headings.append((start, depth, cut_title(plain_title(source_cut(title_line)))))
     if not headings:
         return part_blocks(data, 0, fenced=False)
     blocks: list[Block] = []

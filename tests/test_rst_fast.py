@@ -3,6 +3,7 @@ without the work whose result doc-index never reads."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -219,3 +220,26 @@ def test_include_and_raw_read_no_file(tmp_path: Path, monkeypatch: pytest.Monkey
     blocks = rst.parse_rst(text, text.encode())
     assert [b.title for b in blocks] == ["Top", "End"]
     assert opened == []
+
+
+def test_sections_start_at_the_lines_docutils_sees_after_other_line_breaks() -> None:
+    """docutils splits lines at U+2028, U+2029, U+0085 and \\x1c-\\x1e too: a section's
+    title and start come from those lines (issue 21, finding 4: looked up in the text split
+    at "\\n", one U+2028 before the titles gave two sections titled '' at wrong lines)."""
+    text = ("Intro\u2028more\x1cstill\x85and\n\nFirst\n=====\n\nbody\u2029x\x1dy\x1ez\n\n"
+            "Second\n------\n\ntext\u2028\u2028Third\n~~~~~\n\nend\n")
+    data = text.encode()
+    blocks = rst.parse_rst(text, data)
+    assert [(b.kind, b.title, b.depth) for b in blocks] == [
+        ("root", "", 0), ("heading", "First", 1), ("heading", "Second", 2),
+        ("heading", "Third", 3)]
+    starts = [data[b.start:b.end].decode() for b in blocks]
+    assert starts[1].startswith("First\n=====\n") and starts[2].startswith("Second\n------\n")
+    assert starts[3] == "Third\n~~~~~\n\nend\n"  # it starts inside a line of the file
+    assert "".join(starts) == text
+    lines = _DOCUTILS_BREAKS.split(text)
+    assert [(lines[n], depth) for n, depth in full_parse_titles(text)] == [
+        (b.title, b.depth) for b in blocks[1:]]
+
+
+_DOCUTILS_BREAKS = re.compile("[\n\x1c\x1d\x1e\x85\u2028\u2029]")

@@ -1,0 +1,62 @@
+"""The indexer's memory model (``indexer/limits.py``): what a file can make a parse hold
+grows with its size, never with a product of two things it controls (issue 21).
+
+Each hostile shape of the issue is parsed at a small size, its peak memory measured with
+tracemalloc and held to a bound per input byte (generous: a few times what it takes now,
+far below what it took before).
+"""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+from collections.abc import Callable
+
+import pytest
+from doc_index.indexer import limits
+from doc_index.indexer.document import index_file
+from doc_index.indexer.model import ParsedFile
+
+
+def peak_of(parse: Callable[[], ParsedFile]) -> tuple[ParsedFile, int]:
+    """What ``parse`` returns, and the most memory it held at once (bytes, tracemalloc)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        parsed = parse()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return parsed, peak
+
+
+def title_over_sections(words: int, sections: int) -> bytes:
+    """Finding 1: one heading of ``words`` distinct words over ``sections`` subsections."""
+    head = "# " + " ".join(f"w{i}" for i in range(words)) + "\n\n"
+    return (head + "".join(f"## s{i}\n\nx\n\n" for i in range(sections))).encode()
+
+
+def test_a_long_title_is_not_multiplied_by_the_sections_under_it() -> None:
+    """Every section's path field held all its ancestors' title terms, and a title was
+    not capped: 2,000 words over 200 sections (15 KB) held 4 KB per input byte and gave
+    a million postings; each ancestor title now adds at most its capped terms."""
+    data = title_over_sections(2000, 200)
+    parsed, peak = peak_of(lambda: index_file("t.md", data))
+    top = parsed.sections[0]
+    assert len(top.title) <= limits.MAX_TITLE_CHARS and top.title.startswith("w0 w1 w2 ")
+    postings = sum(len(s.terms) for s in parsed.sections)
+    assert postings <= len(parsed.sections) * (limits.MAX_TITLE_CHARS + limits.MAX_PATH_TERMS)
+    assert peak < 1000 * len(data), peak / len(data)  # 4,000 bytes a byte before, 330 now
+
+
+@pytest.mark.parametrize("source", [
+    "# " + "word " * 50_000 + "\n\nbody\n",
+    "# " + "*a* " * 50_000 + "\n\nbody\n",  # markup: tokens per character for the inliner
+    "Title " + "word " * 1700 + "\n" + "=" * 8600 + "\n\nbody\n",  # (docutils: <10,000)
+])
+def test_a_title_is_cut_where_it_enters(source: str) -> None:
+    path = "t.rst" if "\n=" in source else "t.md"
+    parsed, peak = peak_of(lambda: index_file(path, source.encode()))
+    [section] = parsed.sections
+    assert 0 < len(section.title) <= limits.MAX_TITLE_CHARS
+    assert peak < 200 * len(source) + (4 << 20), peak  # (docutils: 3 MB set up)
