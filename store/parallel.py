@@ -120,14 +120,17 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
     import multiprocessing
 
     if workers == 0 or "fork" not in multiprocessing.get_all_start_methods():
-        from .parse_cache import for_build
+        from .parse_cache import release
 
-        for n, (path, read, _) in enumerate(jobs, 1):
-            data = _read(read)
-            result = data if isinstance(data, str) else parse_one(path, data, str(staging))
-            if n == len(jobs):  # before the last yield: the consumer may stop there
-                for_build(str(staging)).flush()
-            yield path, result
+        try:
+            for n, (path, read, _) in enumerate(jobs, 1):
+                data = _read(read)
+                result = data if isinstance(data, str) else parse_one(path, data, str(staging))
+                if n == len(jobs):  # before the last yield: the consumer may stop there
+                    release(str(staging))
+                yield path, result
+        finally:
+            release(str(staging))
         return
     ctx = multiprocessing.get_context("fork")
     _warm_parsers(jobs)
