@@ -11,8 +11,10 @@ from __future__ import annotations
 import gc
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from conftest import manifest, run_cli, write_tree
 from doc_index.indexer import limits
 from doc_index.indexer.document import index_file
 from doc_index.indexer.model import ParsedFile
@@ -60,3 +62,31 @@ def test_a_title_is_cut_where_it_enters(source: str) -> None:
     [section] = parsed.sections
     assert 0 < len(section.title) <= limits.MAX_TITLE_CHARS
     assert peak < 200 * len(source) + (4 << 20), peak  # (docutils: 3 MB set up)
+
+
+def distinct_words(size: int) -> str:
+    """``size`` bytes of words that are all different: a parse holds each one's terms."""
+    return "".join(f"q{i:07d}z " for i in range(size // 10)) + "\n"
+
+
+@pytest.mark.parametrize("small_files", [2, 6], ids=["one child", "worker pool"])
+def test_a_file_past_the_worker_limit_is_skipped_and_the_build_goes_on(
+        tmp_path: Path, small_files: int) -> None:
+    """The last wall: a parse worker that would pass its address-space limit gets a
+    MemoryError, which ends that file with a skip line naming the limit, never the build;
+    the worker parses the next files as before (a few files: one forked child; more: the
+    pool)."""
+    files = {f"p{i}.md": "# Page\n\nretry after a timeout " + "word " * 60_000 + "\n"
+             for i in range(small_files)}
+    files["big.md"] = "# Big\n\n" + distinct_words(2_000_000)  # 110 MiB to parse
+    src = write_tree(tmp_path / "src", files)
+    root = tmp_path / "root"
+    done = run_cli("build", str(src), "--root", str(root), "--name", "n",
+                   env={"DOC_INDEX_PARSE_WORKER_MB": "32"})
+    assert done.returncode == 0, done.stderr
+    assert "skipped big.md: parsing it needed more than 32 MiB" in done.stderr.decode()
+    assert manifest(root / "n")["doc_files"] == sorted(set(files) - {"big.md"})
+    if small_files == 2:  # within the default limit, it is parsed
+        done = run_cli("build", str(src), "--root", str(root), "--name", "m")
+        assert done.returncode == 0, done.stderr
+        assert "big.md" in manifest(root / "m")["doc_files"]
