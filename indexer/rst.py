@@ -14,7 +14,7 @@ from array import array
 from itertools import islice
 
 from .chunks import part_blocks
-from .limits import cut_title, source_cut
+from .limits import MAX_PARSE_LINES, cut_title, source_cut
 from .model import Block
 
 # A role, with the run of name characters before it (group 1): as in summary._ROLE, no
@@ -79,26 +79,46 @@ _ADORNMENT_LINE = re.compile(r"^([!-/:-@\[-`{-~])\1*[ \t]*$", re.MULTILINE)  # o
 _MARGIN = 8  # lines before a prefix's end within which a title may still change
 
 
-def _titles_limited(text: str, limit: int | None) -> list[tuple[int, int]]:
-    """``_titles``; with ``limit``, at least the first ``limit + 1`` (or all).
+def _titles_limited(text: str, limit: int | None,
+                    notes: list[str] | None = None) -> list[tuple[int, int]]:
+    """``_titles``; with ``limit``, at least the first ``limit + 1`` (or all). Titles are
+    looked for in the first ``MAX_PARSE_LINES`` lines only (docutils holds about 130 bytes a
+    line: a 10 MB file of short lines took gigabytes), saying so in ``notes``.
 
     As for Markdown (``markdown._headings``), a file with far more titles than kept is
     parsed by prefixes, doubled until enough titles are found: docutils spends about
     100 us and 6 KB per title. A title is decided by its own lines and those before it,
     so only titles near a prefix's end, whose underline or the construct around them
     the cut may change, are left out."""
+    end = len(text)
+    if _line_count(text) > MAX_PARSE_LINES:
+        end = _Lines(text).starts[MAX_PARSE_LINES]
+        if notes is not None:
+            notes.append(f"more than {MAX_PARSE_LINES} lines: no title looked for after line "
+                         f"{MAX_PARSE_LINES - _MARGIN}")
     # An adornment is a line: a text of fewer lines than the one looked for is not scanned.
-    if limit is not None and text.count("\n") >= 2 * limit + 2:
-        nth = next(islice(_ADORNMENT_LINE.finditer(text), 2 * limit + 2, None), None)
-        cut = len(text) if nth is None else nth.end()
-        while cut < len(text):
+    if limit is not None and text.count("\n", 0, end) >= 2 * limit + 2:
+        nth = next(islice(_ADORNMENT_LINE.finditer(text, 0, end), 2 * limit + 2, None), None)
+        cut = end if nth is None else nth.end()
+        while cut < end:
             prefix = text[:cut]
             edge = prefix.count("\n") - _MARGIN
             found = [t for t in _titles(prefix) if t[0] < edge]
             if len(found) > limit:
                 return found
             cut = 2 * cut
+    if end < len(text):
+        return [t for t in _titles(text[:end]) if t[0] < MAX_PARSE_LINES - _MARGIN]
     return _titles(text)
+
+
+def _line_count(text: str) -> int:
+    """How many lines docutils splits ``text`` into (at most: a last line break ends no
+    line for it)."""
+    count = text.count("\n") + 1
+    if _OTHER_LINE_BREAKS.search(text):
+        count += len(_OTHER_LINE_BREAKS.findall(text))
+    return count
 
 
 class _Lines:
@@ -147,12 +167,14 @@ class _Lines:
 _LINE_BREAK = re.compile("[\n\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
-def parse_rst(text: str, data: bytes, limit: int | None = None) -> list[Block]:
+def parse_rst(text: str, data: bytes, limit: int | None = None,
+              notes: list[str] | None = None) -> list[Block]:
     """Blocks of a normalized reStructuredText text (``data`` is its UTF-8 encoding). With
     ``limit``, only the first ``limit + 1`` blocks are sure to be found (see
-    ``markdown.parse_markdown``). A section starts at its title's docutils line, which a
-    line break other than ``\n`` may start inside one of the file's lines."""
-    titles = _titles_limited(text, limit)
+    ``markdown.parse_markdown``); what a cap left out is said in ``notes``. A section
+    starts at its title's docutils line, which a line break other than ``\n`` may start
+    inside one of the file's lines."""
+    titles = _titles_limited(text, limit, notes)
     if not titles:
         return part_blocks(data, 0, fenced=False)
     lines = _Lines(text)

@@ -90,3 +90,66 @@ def test_a_file_past_the_worker_limit_is_skipped_and_the_build_goes_on(
         done = run_cli("build", str(src), "--root", str(root), "--name", "m")
         assert done.returncode == 0, done.stderr
         assert "big.md" in manifest(root / "m")["doc_files"]
+
+
+# --- finding 2: flat and deep input ---------------------------------------------------
+
+SHAPES = {
+    # file, text, bound on the peak in bytes per input byte (measured at 150 KB: now,
+    # before). 10 MB of "a\n\n" was one parse of 4.5 GB; the heading at its end makes the
+    # parser read it all, a window (16 KB here) at a time.
+    "flat markdown": ("t.md", "a\n\n" * 30_000 + "# End\n", 40),  # 7, 434
+    "deep block quotes": ("t.md", "".join(">" * (i % 19) + " x\n# h\n" for i in range(2500)),
+                          60),
+    "field list": ("t.rst", "T\n=\n\n" + "".join(f":f{i}: v\n" for i in range(9000)),
+                   150),  # 63, 418
+    "enumerated list": ("t.rst", "T\n=\n\n" + "#. item\n" * 10_000, 150),  # 48, 201
+    "definition list": ("t.rst", "T\n=\n\n" + "".join(f"term{i}\n   def\n" for i in range(6000)),
+                        150),  # 43, 291
+    "transitions": ("t.rst", "T\n=\n\n" + "para\n\n----\n\n" * 7000, 150),  # 49, 250
+    "deep nesting": ("t.rst", "T\n=\n\n" + "".join(" " * (i % 160) + "x\n\n" for i in range(5000)),
+                     50),  # 12, 127
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_flat_and_deep_input_costs_a_bounded_multiple_of_its_size(
+        shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from doc_index.indexer import markdown
+
+    monkeypatch.setattr(markdown, "MARKDOWN_WINDOW_BYTES", 16 * 1024, raising=False)
+    path, text, bound = SHAPES[shape]
+    data = text.encode()
+    parsed, peak = peak_of(lambda: index_file(path, data))
+    assert parsed.sections
+    assert peak < bound * len(data), f"{peak / len(data):.0f} bytes per input byte"
+
+
+# --- finding 6: what a capped file leaves for every resolve -----------------------------
+
+def test_the_section_past_the_cap_keeps_its_first_words_only() -> None:
+    """One distinct heading a line: the 5,000th section holds the rest of the file and
+    held all its words' terms (10 MB: two million, 1.1 GiB to build, 6.9 s a cold
+    resolve). It keeps its first ``MAX_SECTION_WORDS`` words, and says so."""
+    data = "".join(f"# h{i}\n" for i in range(45_000)).encode()
+    parsed = index_file("h.md", data)
+    last = parsed.sections[-1]
+    assert len(parsed.sections) == 5000
+    assert len(last.terms) <= limits.MAX_SECTION_TERMS
+    assert "over 32768 distinct words at line 5000" in parsed.note
+
+
+def test_a_file_adds_a_bounded_number_of_terms_to_its_cache(tmp_path: Path) -> None:
+    """1.1 MB of distinct words in 5,000 sections: 220,000 terms in the search index,
+    which every cold resolve loads whole; a file adds at most ``MAX_FILE_TERMS``."""
+    from doc_index.store.search_index import SearchIndex, read_search_index
+
+    src = write_tree(tmp_path / "src", {"w.md": "".join(
+        f"# s{s}\n\n" + " ".join(f"q{s * 22 + k:07d}z" for k in range(22)) + "\n\n"
+        for s in range(5000))})
+    root = tmp_path / "root"
+    done = run_cli("build", str(src), "--root", str(root), "--name", "w")
+    assert done.returncode == 0, done.stderr
+    assert f"more than {limits.MAX_FILE_TERMS} distinct terms" in done.stderr.decode()
+    index = SearchIndex.from_bytes(read_search_index(root / "w" / "search.idx"))
+    assert limits.MAX_FILE_TERMS <= len(index.terms) <= limits.MAX_FILE_TERMS + 100
