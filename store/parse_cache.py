@@ -196,7 +196,10 @@ class ParseCache:
         if self.fd < 0:
             return
         name = entry_name(path, data)
-        blob = encode(name, parsed)
+        try:
+            blob = encode(name, parsed)
+        except MemoryError:  # a parse worker at its limit: the file is parsed, not kept
+            return
         if blob is None:
             return
         self._pending.append((name, blob))
@@ -226,7 +229,7 @@ class ParseCache:
                 except FileExistsError:  # a damaged one (a sound one is never written)
                     os.unlink(name, dir_fd=self.fd)
                     os.link(temporary, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
-        except OSError:
+        except (OSError, MemoryError):  # (a full disk, a parse worker at its limit)
             pass
         try:
             os.unlink(temporary, dir_fd=self.fd)
