@@ -128,6 +128,7 @@ class _Source:
         self.lines = lines
         self.fm_lines = fm_lines
         self.end = lines.offset(MAX_PARSE_LINES)  # (the data's end when it has fewer lines)
+        self._next = -1  # where the next line a heading needs starts (``end``: none)
 
     def window(self, line: int, size: int) -> tuple[str, bool]:
         """The text from the start of ``line`` to the end of the line ``size`` bytes on
@@ -140,8 +141,17 @@ class _Source:
 
     def has_heading_line(self, line: int) -> bool:
         """Whether a line from ``line`` on could be (part of) a heading: an ATX heading's
-        or a setext underline, after spaces, tabs and block quote markers."""
-        return _HEADING_LINE.search(self.data, self.lines.offset(line), self.end) is not None
+        or a setext underline, after spaces, tabs and block quote markers. (The next such
+        line is remembered: asked window after window, the text is scanned once.)"""
+        start = self.lines.offset(line)
+        if self._next < start:
+            found = _HEADING_LINE.search(self.data, start, self.end)
+            self._next = self.end if found is None else found.start()
+        return self._next < self.end
+
+    def cut_heading_line(self) -> bool:
+        """Whether a line a heading needs is past ``MAX_PARSE_LINES``."""
+        return _HEADING_LINE.search(self.data, self.end) is not None
 
 
 # Liberal: a heading needs such a line (lists are not parsed: only ">" nests blocks).
@@ -186,10 +196,16 @@ def _headings(source: _Source, limit: int | None,
     md = _block_parser()
     headings: list[tuple[int, int, str]] = []
     line, size = 0, MARKDOWN_WINDOW_BYTES
-    while source.has_heading_line(line):
+    while True:
+        if not source.has_heading_line(line):
+            if source.cut_heading_line():
+                _note(notes, f"more than {MAX_PARSE_LINES} lines: no heading looked for from "
+                             f"line {MAX_PARSE_LINES + 1}")
+            break
         text, whole = source.window(line, size)
         found = _Blocks()
         md.block.parse(text, md, {}, found)
+        window_lines = text.count("\n")
         del text
         last = found.last_top
         complete = whole and source.end == len(source.data)
@@ -200,7 +216,8 @@ def _headings(source: _Source, limit: int | None,
                 headings.append((source.lines.offset(line + tok.map[0]), int(tok.tag[1:]), title))
         if complete or (limit is not None and len(headings) > limit):
             break
-        next_line = last[1].map[0] if last is not None and last[1].map else 0
+        # (a window of blank lines only: the next one starts after them)
+        next_line = window_lines if last is None else (last[1].map or [0])[0]
         if whole:
             _note(notes, f"more than {MAX_PARSE_LINES} lines: no heading looked for from "
                          f"line {line + next_line + 1}")

@@ -101,3 +101,21 @@ def test_windows_give_the_blocks_of_the_whole_parse(pieces: list[str], window: i
         for limit in (1, 3):
             got = markdown.parse_markdown(text, data, limit)
             assert [b[:4] for b in got[: limit + 1]] == [b[:4] for b in whole[: limit + 1]]
+
+
+def test_blank_lines_are_no_block_to_grow_a_window_for(seen: list[str]) -> None:
+    """A window of blank lines holds no block: the next one starts after it (it grew
+    to its cap and no heading after them was looked for)."""
+    text = "\n" * 400_000 + "# H\n\ntext\n"
+    notes: list[str] = []
+    blocks = markdown.parse_markdown(text, text.encode(), None, notes)
+    assert [(b.kind, b.title) for b in blocks] == [("heading", "H")] and notes == []
+    assert max(map(len, seen)) <= markdown.MARKDOWN_WINDOW_BYTES + 10
+
+
+def test_a_heading_past_the_line_cap_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(markdown, "MAX_PARSE_LINES", 100)
+    text = "# A\n\n" + "x\n\n" * 100 + "# B\n"
+    notes: list[str] = []
+    assert [b.title for b in markdown.parse_markdown(text, text.encode(), None, notes)] == ["A"]
+    assert notes == ["more than 100 lines: no heading looked for from line 99"]
