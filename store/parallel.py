@@ -82,6 +82,7 @@ def limit_memory() -> None:
 
 
 def _too_big() -> str:
+    """The skip reason of a file whose parse passed the limit, once its memory is freed."""
     import gc
 
     gc.collect()  # the failed parse's trees hold cycles: give their memory back now
@@ -159,7 +160,7 @@ def parse_files(jobs: list[Job], staging: Path, *, background: bool = False,
     forked when the build started, if there is one."""
     workers = _worker_count(jobs)
     if workers == 0 and jobs and hasattr(os, "fork"):
-        if warm is not None and background:
+        if warm is not None:  # forked when the build started: its parsers are imported
             results = warm.take(jobs, staging)
             if results is not None:
                 return results
