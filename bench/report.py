@@ -513,7 +513,23 @@ def _memory(results: dict[str, Any]) -> str:
     img = results.get("plots", {}).get("memory")
     if img:
         parts.append(f"![memory against corpus size]({img})")
+    parts.append(_shapes(results))
     return "\n\n".join(parts)
+
+
+def _shapes(results: dict[str, Any]) -> str:
+    shapes = results.get("shapes")
+    if shapes is None:
+        return "**Hostile file shapes**: " + (_not_run(results, "shapes") or "")
+    from .memory_shapes import HEAD, rows
+
+    return "\n\n".join([
+        "**Hostile file shapes** (`bench/memory_shapes.py`, issue 21): one file of each "
+        "shape built alone by `doc-index build` (parse cache off). *bytes/byte*: the "
+        "largest sum of the process tree's RSS over the file's size; *cold resolve*: one "
+        "`doc-index resolve` process on its cache. Targets: 60 s and 1 GiB (tree sum) per "
+        "file up to 10 MB, or skipped with a reason; a cold resolve within 5 s.",
+        table(HEAD, rows(shapes), "lrrrrrrrl")])
 
 
 def _quality(results: dict[str, Any]) -> str:
