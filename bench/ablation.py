@@ -1,90 +1,27 @@
-"""Ablation of the ranking's signals: one row per ``Params`` setting, same caches, same run.
+"""Ablation of the ranking's rules: one row per ``Params`` setting, same caches, same run.
 
 Usage::
 
-    .venv/bin/python bench/ablation.py [CORPORA_DIR] [--work DIR] [--wordllama]
+    .venv/bin/python bench/ablation.py [CORPORA_DIR] [--work DIR] [--write FILE]
+                                       [--wordllama]
 
-Each row scores every question set whose corpora are present, with ``rank`` and the real
-``select`` (rows without ``select`` pack greedily over their ranking): the dev questions
-(``CORPORA_DIR/queries-dev.jsonl``), fresh-1 and fresh-2 (``bench/questions/``), and
-fresh-2 per corpus. fresh-2 is the held-out check: only these aggregates are read, never
-its questions or per-question results, and a change is kept only when it helps (or is
-neutral on) every set. Rows: the shipped ranking, then one per signal turned off or set to
-a plain value (``ROWS``), identifier parts kept out of the query, plain BM25 (``bm25s``).
+Each row scores every question set whose corpora are present, with ``rank`` (MRR@10,
+hit@5) and the real ``select`` (budget-hit@2000; rows without ``select`` pack their
+ranking as ``select`` packs): the dev questions (``CORPORA_DIR/queries-dev.jsonl``),
+fresh-1 and fresh-2 (``bench/questions/``), and fresh-2 per corpus. fresh-3 is left out:
+it is the held-out set, never used to choose a change (``bench/questions/README.md``).
+Rows: the shipped ranking; each rule of ``search.ranking.RULE_NAMES`` switched off
+(``Params.off``; not ``bm25f`` and ``score``, without which nothing is ranked); other
+settings of the weights; plain BM25 (``bm25s``). With ``--write FILE`` the table replaces
+what stands between the ``ablation`` markers of FILE (``docs/ranking.md``), so the file's
+table is what this command prints; the output is deterministic (no timings).
+
 With ``--wordllama`` (needs ``pip install wordllama``; loaded offline from its wheel),
 upper bounds of what a full static-embedding model gives, none of which ships:
 ``cosine``: the current score plus 0.5 x cosine(query, section title and first 60 words)
 among the top 50; ``expand-all``: every query word's 3 nearest corpus terms (cosine >=
 0.4) as forms at half weight; ``expand-missing``: the same, only for words the cache lacks
-(what ``related`` approximates with a fixed English table).
-
-Measured at this commit (MRR@10/budget-hit@2000; n: dev 50, fresh-1 20, fresh-2 48, 16
-per fresh-2 corpus; one question moves a 16-question MRR by up to 0.06)::
-
-    row                                 dev    fresh-1    fresh-2   f2:click   f2:httpx   f2:sqlal
-    ----------------------------------------------------------------------------------------------
-    shipped                      0.815/0.92 0.563/0.80 0.568/0.69 0.480/0.62 0.709/0.81 0.515/0.62
-    field weights 1/1/1          0.801/0.90 0.538/0.80 0.579/0.71 0.481/0.69 0.742/0.81 0.515/0.62
-    no path field                0.812/0.92 0.539/0.75 0.541/0.69 0.449/0.62 0.662/0.81 0.511/0.62
-    b 0.75 on every field        0.805/0.92 0.563/0.75 0.568/0.69 0.480/0.62 0.709/0.81 0.515/0.62
-    b body 0.5                   0.810/0.92 0.544/0.75 0.586/0.69 0.464/0.62 0.760/0.81 0.533/0.62
-    k1 0.9                       0.814/0.92 0.560/0.85 0.582/0.69 0.474/0.62 0.717/0.81 0.556/0.62
-    k1 2.0                       0.796/0.92 0.566/0.75 0.568/0.69 0.486/0.69 0.734/0.81 0.483/0.56
-    no heading bonus             0.780/0.92 0.546/0.75 0.563/0.73 0.451/0.75 0.709/0.81 0.528/0.62
-    heading bonus, 1 concept     0.818/0.92 0.563/0.80 0.551/0.67 0.467/0.62 0.678/0.81 0.507/0.56
-    no page evidence             0.797/0.92 0.543/0.85 0.586/0.69 0.481/0.62 0.693/0.81 0.583/0.62
-    page evidence 0.25           0.801/0.92 0.543/0.80 0.566/0.69 0.481/0.62 0.703/0.81 0.512/0.62
-    no release-notes prior       0.813/0.90 0.562/0.75 0.568/0.69 0.480/0.62 0.709/0.81 0.515/0.62
-    no near-empty prior          0.815/0.92 0.563/0.80 0.568/0.69 0.480/0.62 0.709/0.81 0.515/0.62
-    no alternatives              0.805/0.92 0.563/0.80 0.564/0.69 0.480/0.62 0.709/0.81 0.502/0.62
-    no related words             0.815/0.92 0.538/0.80 0.580/0.69 0.522/0.62 0.703/0.81 0.515/0.62
-    related weight 1.0, count 3  0.815/0.92 0.563/0.80 0.567/0.71 0.480/0.62 0.705/0.88 0.515/0.62
-    floor 0.1                    0.815/0.92 0.563/0.80 0.575/0.71 0.501/0.69 0.709/0.81 0.515/0.62
-    query identifier parts off   0.805/0.92 0.563/0.75 0.568/0.69 0.480/0.62 0.709/0.81 0.515/0.62
-    plain BM25 (bm25s)           0.650/0.90 0.544/0.75 0.508/0.73 0.456/0.81 0.594/0.88 0.473/0.50
-
-What the table says, per signal (all sets, not one):
-
-- path field (file path words and ancestor headings): the strongest single signal; off
-  costs every set (fresh-1 -0.02, fresh-2 -0.03).
-- heading bonus: off costs dev -0.04 and fresh-1 -0.02 but fresh-2 -0.005 only; given to
-  headings that hold one concept of a longer question (as before issue 14) it cost
-  fresh-2 0.017 (every corpus) for +0.003 on dev: now it needs two concepts.
-- page evidence: off helps sqlalchemy (+0.07: long pages that hold every word) and costs
-  dev (-0.02) and fresh-1 (-0.02); kept at 0.5, no setting (0.25 here) helped every set.
-- k1 0.9, body b 0.5, field weights 1/1/1: each helps some sets and costs others (sqlalchemy
-  and fastapi against flask and click): the optimum is flat, defaults kept.
-- release-notes prior: off costs dev/fresh-1 budget-hit; it used to demote every section
-  under a ``changelog/`` folder, which in sqlalchemy are upgrade guides: fixed in
-  ``indexer.analysis.section_features`` (fresh-2 sqlalchemy MRR 0.338 -> 0.507, nothing
-  else moved; not a row here, as it is a build-time feature).
-- alternatives (abbreviations, two-word verbs) and query identifier parts: small gains on
-  dev and sqlalchemy, neutral elsewhere.
-- related words (a stand-in for a word the cache lacks): +0.025 fresh-1, -0.04 click
-  (one question each way); kept.
-- floor 0.1: a little more budget-hit on click (packing is ``select``'s, issue 14 item 2).
-
-Earlier measurement (before issue 14's ranking changes; dev and fresh-1 only;
-``--wordllama``; MRR@10, hit@5, budget-hit, hard MRR)::
-
-    row                              dev MRR  hit5  bhit  hard | fresh-1 MRR  hit5  bhit  hard
-    baseline (related off)             0.818  0.94  0.92 0.725 |       0.538  0.65  0.80 0.376
-    related (shipped)                  0.818  0.94  0.92 0.725 |       0.563  0.65  0.80 0.417
-    related weight 0.25                0.818  0.94  0.92 0.725 |       0.538  0.65  0.80 0.376
-    related weight 1.0                 0.818  0.94  0.92 0.725 |       0.563  0.65  0.80 0.417
-    related count 2                    0.818  0.94  0.92 0.725 |       0.563  0.65  0.80 0.417
-    related count 3                    0.818  0.94  0.92 0.725 |       0.563  0.65  0.80 0.417
-    plain BM25 (bm25s)                 0.650  0.90  0.90 0.637 |       0.544  0.75  0.75 0.413
-    wordllama cosine (upper bound)     0.798  0.92  0.92 0.698 |       0.557  0.65  0.80 0.391
-    wordllama expand-all               0.780  0.94  0.92 0.683 |       0.527  0.65  0.75 0.383
-    wordllama expand-missing           0.818  0.94  0.92 0.725 |       0.563  0.65  0.80 0.417
-
-The related-words fallback fires on 2 of the 70 questions (their corpora use almost every
-word asked) and changes one rank ("huge" -> "large": 2 -> 1); the full model's signals
-score no better and lose on dev when they touch words the corpus uses. Also tried once and
-left out (not in the rows above, so no code for it): two adjacent query words joined into
-an identifier the corpus uses ("test client" -> ``test_client``) as a form at weight 0.5:
-no change on either set; at weight 1.0: dev MRR 0.818 -> 0.795, fresh-1 unchanged.
+(what ``related_words`` approximates with a fixed English table).
 """
 
 from __future__ import annotations
@@ -102,32 +39,34 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from doc_index.indexer.analysis import WORD, Concept, word_terms  # noqa: E402
-from doc_index.server import native_selection as ns  # noqa: E402
+from doc_index.search import ranking  # noqa: E402
+from doc_index.search.native_selection import select  # noqa: E402
+from doc_index.search.ranking import PARAMS, Params  # noqa: E402
 
 from bench import quality  # noqa: E402
 
-OFF = dataclasses.replace(ns.PARAMS, related=0.0)
-_P = ns.PARAMS
-# One row per signal: the shipped ranking with that signal off (or set to a plain value).
-ROWS: list[tuple[str, ns.Params]] = [
+OFF = dataclasses.replace(PARAMS, related=0.0)  # the wordllama rows' base
+_P = PARAMS
+# Rules without which nothing is ranked: never switched off here.
+BASE_RULES = ("bm25f", "score")
+# One row per rule switched off, then other settings of the weights.
+ROWS: list[tuple[str, Params]] = [
     ("shipped", _P),
+    *[(f"off: {name}", dataclasses.replace(_P, off=(name,)))
+      for name in ranking.RULE_NAMES if name not in BASE_RULES],
     ("field weights 1/1/1", dataclasses.replace(_P, weights=(1.0, 1.0, 1.0))),
     ("no path field", dataclasses.replace(_P, weights=(_P.weights[0], 0.0, _P.weights[2]))),
     ("b 0.75 on every field", dataclasses.replace(_P, b=(0.75, 0.75, 0.75))),
     ("b body 0.5", dataclasses.replace(_P, b=(_P.b[0], _P.b[1], 0.5))),
     ("k1 0.9", dataclasses.replace(_P, k1=0.9)),
     ("k1 2.0", dataclasses.replace(_P, k1=2.0)),
-    ("no heading bonus", dataclasses.replace(_P, title_bonus=0.0)),
     ("heading bonus, 1 concept", dataclasses.replace(_P, title_concepts=1)),
-    ("no page evidence", dataclasses.replace(_P, page=0.0)),
     ("page evidence 0.25", dataclasses.replace(_P, page=0.25)),
-    ("no release-notes prior", dataclasses.replace(_P, changelog=1.0)),
-    ("no near-empty prior", dataclasses.replace(_P, empty=1.0)),
-    ("no alternatives", dataclasses.replace(_P, alt_weight=0.0)),
-    ("no related words", OFF),
+    ("alternatives at weight 0", dataclasses.replace(_P, alt_weight=0.0)),
     ("related weight 1.0, count 3", dataclasses.replace(_P, related=1.0, related_count=3)),
     ("floor 0.1", dataclasses.replace(_P, floor=0.1)),
 ]
+START, END = "<!-- ablation: start -->", "<!-- ablation: end -->"
 # A ranking: (corpus, query) -> section numbers, best first.
 Rank = Callable[[quality.Corpus, str], list[int]]
 
@@ -135,7 +74,6 @@ Rank = Callable[[quality.Corpus, str], list[int]]
 def _score(corpora: dict[str, quality.Corpus], questions: list[dict[str, Any]], rank: Rank,
            budget: Rank | None) -> dict[str, float]:
     rr: list[float] = []
-    hard: list[float] = []
     hit5 = bhit = 0
     for q in questions:
         c = corpora[q["corpus"]]
@@ -146,20 +84,17 @@ def _score(corpora: dict[str, quality.Corpus], questions: list[dict[str, Any]], 
         rr.append(1.0 / r if r else 0.0)
         hit5 += bool(r and r <= 5)
         bhit += any(c.keys[d] in gold for d in picked)
-        if q.get("note", "").startswith("hard"):
-            hard.append(rr[-1])
     n = len(questions)
-    return {"mrr": sum(rr) / n, "hit5": hit5 / n, "bhit": bhit / n,
-            "hard": sum(hard) / len(hard) if hard else 0.0}
+    return {"mrr": sum(rr) / n, "hit5": hit5 / n, "bhit": bhit / n}
 
 
-def _ours(params: ns.Params) -> tuple[Rank, Rank]:
+def _ours(params: Params) -> tuple[Rank, Rank]:
     def rank(c: quality.Corpus, query: str) -> list[int]:
-        return [e[2] for e in ns.rank(c.cache, query, params)]
+        return [e[2] for e in ranking.rank(c.cache, query, params)]
 
     def budget(c: quality.Corpus, query: str) -> list[int]:
         index = {sid: d for d, sid in enumerate(c.ids)}
-        result = ns.select(c.cache, query, quality.BUDGET, params)
+        result = select(c.cache, query, quality.BUDGET, params)
         return [index[doc["id"]] for doc in result["documents"]]
 
     return rank, budget
@@ -193,7 +128,7 @@ class _WordLlama:
 
     def cosine(self, weight: float, top: int) -> Rank:
         def rank(c: quality.Corpus, query: str) -> list[int]:
-            ranked = ns.rank(c.cache, query, OFF)
+            ranked = ranking.rank(c.cache, query, OFF)
             qv = self.model.embed([query], norm=True)[0]
             sv = self.sections[id(c)]
             head = sorted(((s + weight * float(sv[d] @ qv), sid, d) for s, sid, d in ranked[:top]),
@@ -209,7 +144,7 @@ class _WordLlama:
             words = {word_terms(w)[0]: w.lower() for w in reversed(WORD.findall(query))
                      if word_terms(w)}
             out = []
-            for con in ns._concepts(query):
+            for con in ranking.concepts(query):
                 word = words.get(con.main)
                 lacks = not any(t in c.cache.index.terms for t in con.terms)
                 if word is None or (missing_only and not lacks):
@@ -219,16 +154,8 @@ class _WordLlama:
                 near = [stems[i] for i in np.argsort(-sims)[:10]
                         if sims[i] >= 0.4 and stems[i] not in con.terms][:3]
                 out.append(Concept(con.main, con.parts, con.alts, tuple(near)))
-            return [e[2] for e in ns.rank_concepts(c.cache, out, ns.PARAMS)]
+            return [e[2] for e in ranking.rank_concepts(c.cache, out, PARAMS)]
         return rank
-
-
-def _no_parts(params: ns.Params) -> Rank:
-    """The query's identifiers kept whole only (documents are still split at build time)."""
-    def rank(c: quality.Corpus, query: str) -> list[int]:
-        concepts = [con._replace(parts=()) for con in ns._concepts(query, c.cache, params)]
-        return [e[2] for e in ns.rank_concepts(c.cache, concepts, params)]
-    return rank
 
 
 def _sets(corpora_dir: Path) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -245,15 +172,56 @@ def _sets(corpora_dir: Path) -> list[tuple[str, list[dict[str, Any]]]]:
     for name, qs in list(out[1:]):
         corpora = sorted({q["corpus"] for q in qs})
         if len(corpora) > 2:
-            out += [(f"f{name[-1]}:{c.split('-')[0][:5]}", [q for q in qs if q["corpus"] == c])
+            out += [(f"{name} {c.split('-')[0]}", [q for q in qs if q["corpus"] == c])
                     for c in corpora]
     return out
+
+
+def table(corpora: dict[str, quality.Corpus], sets: list[tuple[str, list[dict[str, Any]]]],
+          rows: list[tuple[str, Rank, Rank | None]]) -> list[str]:
+    """The ablation table in Markdown: one line per row, a cell per set."""
+    out = ["Each cell: MRR@10 / hit@5 / budget-hit@2000. Questions: "
+           + ", ".join(f"{name} {len(qs)}" for name, qs in sets) + ".", "",
+           "| row | " + " | ".join(name for name, _ in sets) + " |",
+           "| --- |" + " ---: |" * len(sets)]
+    for name, rank, budget in rows:
+        cells = []
+        for _, qs in sets:
+            m = _score(corpora, qs, rank, budget)
+            cells.append(f"{m['mrr']:.3f} / {m['hit5']:.2f} / {m['bhit']:.2f}")
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+        print(out[-1], file=sys.stderr, flush=True)  # progress: a row takes seconds
+    return out
+
+
+def write_between_markers(path: Path, lines: list[str]) -> None:
+    """Replace what stands between ``START`` and ``END`` in ``path`` by ``lines``."""
+    text = path.read_text("utf-8")
+    head, sep, rest = text.partition(START + "\n")
+    _, sep2, tail = rest.partition(END)
+    if not sep or not sep2:
+        raise SystemExit(f"error: {path} has no {START} ... {END} markers")
+    path.write_text(head + START + "\n" + "\n".join(lines) + "\n" + END + tail, "utf-8")
+
+
+def _rows(corpora: dict[str, quality.Corpus],
+          wordllama: bool) -> list[tuple[str, Rank, Rank | None]]:
+    rows: list[tuple[str, Rank, Rank | None]] = [(name, *_ours(params)) for name, params in ROWS]
+    rows.append(("plain BM25 (bm25s)", lambda c, q: c.bm25_rank(q), None))
+    if wordllama:
+        wl = _WordLlama(corpora)
+        rows += [("wordllama cosine (upper bound)", wl.cosine(0.5, 50), None),
+                 ("wordllama expand-all", wl.expand(False), None),
+                 ("wordllama expand-missing", wl.expand(True), None)]
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("corpora", nargs="?", type=Path, default=quality.DEFAULT_CORPORA)
     parser.add_argument("--work", type=Path, default=None, help="build root (default: temp)")
+    parser.add_argument("--write", type=Path, default=None,
+                        help="put the table between the markers of this file")
     parser.add_argument("--wordllama", action="store_true", help="add the upper-bound rows")
     args = parser.parse_args(argv)
     sets = _sets(args.corpora)
@@ -261,29 +229,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="doc-index-ablation-") as tmp:
         root = args.work or Path(tmp)
         corpora = {n: quality.Corpus(quality.build_cache(root, args.corpora / n)) for n in names}
-        rows: list[tuple[str, Rank, Rank | None]] = [
-            (name, *_ours(params)) for name, params in ROWS]
-        rows.append(("query identifier parts off", _no_parts(ns.PARAMS), None))
-        rows.append(("plain BM25 (bm25s)", lambda c, q: c.bm25_rank(q), None))
-        if args.wordllama:
-            wl = _WordLlama(corpora)
-            rows += [("wordllama cosine (upper bound)", wl.cosine(0.5, 50), None),
-                     ("wordllama expand-all", wl.expand(False), None),
-                     ("wordllama expand-missing", wl.expand(True), None)]
-        print("MRR@10/budget-hit@2000 per set (n: "
-              + ", ".join(f"{name} {len(qs)}" for name, qs in sets)
-              + "); rows without select: their ranking packed as select packs")
-        head = f"{'row':<28}" + "".join(f"{name:>11}" for name, _ in sets)
-        print(head)
-        print("-" * len(head))
-        for name, rank, budget in rows:
-            cells = []
-            for _, qs in sets:
-                m = _score(corpora, qs, rank, budget)
-                cells.append(f"{m['mrr']:.3f}/{m['bhit']:.2f}")
-            print(f"{name:<28}" + "".join(f"{c:>11}" for c in cells), flush=True)
+        lines = table(corpora, sets, _rows(corpora, args.wordllama))
         for c in corpora.values():
             c.cache.close()
+    if args.write is not None:
+        write_between_markers(args.write, lines)
+    else:
+        print("\n".join(lines))
     return 0
 
 

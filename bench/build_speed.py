@@ -124,7 +124,7 @@ STARTUP_PROBES = {
     "python": "pass",
     "import_build": "import doc_index.cli, doc_index.build_command",
     "import_resolve": ("import doc_index.server.context_cli, doc_index.search.tools, "
-                       "doc_index.store.native_cache, doc_index.server.native_selection"),
+                       "doc_index.store.native_cache, doc_index.search.native_selection"),
     "import_mcp_sdk": ("import anyio, doc_index.server.mcp_server, "
                        "doc_index.server.mcp_transport, mcp.server.lowlevel"),
 }

@@ -140,7 +140,7 @@ def fuse(lexical: list[int], dense: list[int], weight: float) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from doc_index.server.native_selection import rank
+    from doc_index.search.ranking import rank
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", type=Path, required=True,

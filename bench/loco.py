@@ -1,6 +1,6 @@
 """Leave-one-corpus-out: the ranking's weights tuned on one corpus, scored on another.
 
-Every numeric field of ``native_selection.Params`` (read from the dataclass or NamedTuple,
+Every numeric field of ``search.ranking.Params`` (read from the dataclass or NamedTuple,
 so a field added later is tuned too; a tuple of numbers is tuned per component; booleans
 and other values are left alone) is tuned on the training corpus's dev questions by a
 deterministic coordinate search: for each coordinate in field order, each value
@@ -109,7 +109,7 @@ class Scorer:
         self.evaluations = 0
 
     def ranks(self, params: Any) -> list[int | None]:
-        from doc_index.server.native_selection import rank
+        from doc_index.search.ranking import rank
 
         self.evaluations += 1
         keys = self.corpus.keys
@@ -121,7 +121,7 @@ class Scorer:
 
     def budget_hits(self, params: Any) -> list[bool]:
         # The same packing as the dev rows' doc-index budget-hit: the real select.
-        from doc_index.server.native_selection import select
+        from doc_index.search.native_selection import select
 
         keys = self.corpus.keys
         out = []
@@ -180,7 +180,7 @@ def _share(flags: list[bool]) -> float:
 def run(corpora: dict[str, Any], questions: list[dict[str, Any]],
         search: Search = FULL) -> dict[str, Any]:
     """Tune on each training corpus of ``PAIRS``, score on its test corpus."""
-    from doc_index.server.native_selection import PARAMS
+    from doc_index.search.ranking import PARAMS
 
     started = time.perf_counter()
     out: dict[str, Any] = {"multipliers": list(search.multipliers), "rounds": search.rounds,

@@ -9,15 +9,15 @@ The first ``tools/call`` (cold cache load) is reported on its own; the p50/p90 a
 following ``n`` calls cycling through the queries.
 
     python bench/mcp_latency.py --root ROOT --cache NAME --first-answer [--runs 5]
+        [--python PYTHON ...]
 
 spawns the server as a client does (``initialize``, ``notifications/initialized`` and a
-``tools/call`` written at once) and times spawn to the ``tools/call`` answer, with the
-answers given before the SDK is loaded (``early_tools=True``, as ``doc-index serve``
-runs) and without (``early_tools=False``: the call waits for the SDK import, as before),
-alternating in one run, with bytecode and without any (``PYTHONDONTWRITEBYTECODE=1`` and
-an empty ``PYTHONPYCACHEPREFIX``: every module compiled from source, as on a CI runner
-that has no ``.pyc`` files; ``PYTHONDONTWRITEBYTECODE=1`` alone still reads the existing
-ones and changes nothing).
+``tools/call`` written at once) and times spawn to the ``tools/call`` answer, with bytecode
+and without any (``PYTHONDONTWRITEBYTECODE=1`` and an empty ``PYTHONPYCACHEPREFIX``: every
+module compiled from source, as on a CI runner that has no ``.pyc`` files;
+``PYTHONDONTWRITEBYTECODE=1`` alone still reads the existing ones and changes nothing).
+``--python`` (repeated) compares installations, e.g. two checkouts' venvs, alternating
+spawns in one run; the default is this interpreter.
 """
 
 from __future__ import annotations
@@ -139,17 +139,8 @@ def measure(
 FIRST_ANSWER_CONDITIONS = ("bytecode", "no_bytecode")
 
 
-def _run_server(root: Path, early_tools: bool) -> list[str]:
-    """``doc-index serve``'s ``run`` in a fresh interpreter, with or without early answers."""
-    code = (
-        "import sys; from pathlib import Path; from doc_index.server.mcp_server import run; "
-        f"sys.exit(run(Path({str(root)!r}), 'dotted', early_tools={early_tools!r}))"
-    )
-    return [sys.executable, "-c", code]
-
-
 def first_answer_once(
-    root: Path, cache: str, query: str, early_tools: bool, env: dict[str, str], budget: int
+    python: str, root: Path, cache: str, query: str, env: dict[str, str], budget: int
 ) -> tuple[float, float]:
     """One spawn; seconds from spawn to the initialize answer and to the tools/call answer."""
     messages = [
@@ -161,9 +152,10 @@ def first_answer_once(
             "name": "context.resolve",
             "arguments": {"cache": cache, "query": query, "budget": budget}}},
     ]
+    argv = [python, *server_command(root)[1:]]
     start = time.perf_counter()
-    proc = subprocess.Popen(_run_server(root, early_tools), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
@@ -181,10 +173,17 @@ def first_answer_once(
 
 
 def first_answer(
-    root: Path, cache: str, query: str, runs: int = 5, budget: int = 2000
+    root: Path, cache: str, query: str, runs: int = 5, budget: int = 2000,
+    pythons: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Spawn-to-first-answer with and without early answers, alternating; raw seconds."""
+    """Spawn-to-first-answer with and without bytecode, per interpreter; raw seconds.
+
+    ``{condition: {"answer_s": [...], "initialize_s": [...]}}`` for this interpreter, and
+    ``{"pythons": {python: {condition: ...}}}`` when ``pythons`` are given.
+    """
+    chosen = list(pythons) or [sys.executable]
     out: dict[str, Any] = {"runs": runs, "cache": cache, "query": query}
+    per_python: dict[str, dict[str, Any]] = {p: {} for p in chosen}
     with tempfile.TemporaryDirectory(prefix="no-pyc-") as empty:
         envs = {
             "bytecode": {k: v for k, v in os.environ.items()
@@ -193,22 +192,28 @@ def first_answer(
                             "PYTHONPYCACHEPREFIX": empty},
         }
         for condition in FIRST_ANSWER_CONDITIONS:
-            series: dict[str, list[float]] = {
-                "before_s": [], "after_s": [], "initialize_before_s": [], "initialize_after_s": []}
+            for python in chosen:
+                per_python[python][condition] = {"answer_s": [], "initialize_s": []}
             for i in range(runs):
-                # Alternate which goes first, so drift in the machine's load hits both.
-                for early in (i % 2 == 0, i % 2 == 1):
+                # Alternate the order, so drift in the machine's load hits all alike.
+                for python in chosen if i % 2 == 0 else chosen[::-1]:
                     init, answer = first_answer_once(
-                        root, cache, query, early, envs[condition], budget)
-                    series["after_s" if early else "before_s"].append(answer)
-                    series["initialize_after_s" if early else "initialize_before_s"].append(init)
-            out[condition] = series
+                        python, root, cache, query, envs[condition], budget)
+                    per_python[python][condition]["answer_s"].append(answer)
+                    per_python[python][condition]["initialize_s"].append(init)
+    if pythons:
+        out["pythons"] = per_python
+    else:
+        out.update(per_python[sys.executable])
     return out
 
 
-def first_answer_ratio(series: dict[str, list[float]]) -> float:
-    """Median spawn-to-first-answer with early answers over the median without."""
-    return statistics.median(series["after_s"]) / statistics.median(series["before_s"])
+def _first_answer_line(label: str, series: dict[str, list[float]], runs: int) -> str:
+    return (f"{label}: spawn->initialize answer "
+            f"{statistics.median(series['initialize_s']) * 1000:.0f} ms, "
+            f"spawn->first tools/call answer {statistics.median(series['answer_s']) * 1000:.0f} "
+            f"ms (median of {runs}; min {min(series['answer_s']) * 1000:.0f}, "
+            f"max {max(series['answer_s']) * 1000:.0f})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -220,19 +225,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=100)
     parser.add_argument("--runs", type=int, default=1, help="spawn this many servers")
     parser.add_argument("--first-answer", action="store_true",
-                        help="spawn-to-first-answer, with and without early answers")
+                        help="spawn-to-first-answer, with and without bytecode")
+    parser.add_argument("--python", action="append", dest="pythons", default=[],
+                        help="with --first-answer: the interpreter(s) to spawn the server with")
     args = parser.parse_args(argv)
     queries = args.queries or ["deployment", "deployment security", "guide"]
     if args.first_answer:
-        result = first_answer(args.root, args.cache, queries[0], args.runs, args.budget)
-        for condition in FIRST_ANSWER_CONDITIONS:
-            series = result[condition]
-            print(
-                f"{condition}: spawn->first tools/call answer "
-                f"{statistics.median(series['before_s']) * 1000:.0f} ms waiting for the SDK, "
-                f"{statistics.median(series['after_s']) * 1000:.0f} ms answered early "
-                f"(ratio {first_answer_ratio(series):.2f}, median of {args.runs} each)"
-            )
+        result = first_answer(args.root, args.cache, queries[0], args.runs, args.budget,
+                              args.pythons)
+        for python, conditions in (result.get("pythons") or {sys.executable: result}).items():
+            for condition in FIRST_ANSWER_CONDITIONS:
+                print(_first_answer_line(f"{python} {condition}", conditions[condition],
+                                         args.runs))
         return 0
     for _ in range(args.runs):
         result = measure(args.root, args.cache, queries, n=args.n, budget=args.budget)

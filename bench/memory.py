@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,14 +61,17 @@ def run_measured(
     sample_tree: bool = False,
     interval: float = 0.025,
     check: bool = True,
+    preexec: Callable[[], None] | None = None,
 ) -> ProcessRun:
-    """Run ``argv`` to completion; wall time from spawn to reap, rusage of the tree."""
+    """Run ``argv`` to completion; wall time from spawn to reap, rusage of the tree.
+    ``preexec``: called in the child before it runs ``argv`` (a resource limit)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         peak_tree = 0
         stop = threading.Event()
         started = time.perf_counter()
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                env=dict(env) if env is not None else None, cwd=cwd)
+                                env=dict(env) if env is not None else None, cwd=cwd,
+                                preexec_fn=preexec)
         sampler: threading.Thread | None = None
         if sample_tree:
             def sample() -> None:

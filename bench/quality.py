@@ -9,10 +9,11 @@ Usage::
 ``IndexStore`` (a full build into a temporary root, or into ``--work``), then every question
 is answered three ways over the same sections:
 
-- ``doc-index``: the real resolve path, ``native_selection.select`` in-process (the ranking for
-  MRR/hit@5 is ``native_selection.rank``, which ``select`` fills the budget from); a few questions
-  are also run through ``python -m doc_index.server.context_cli resolve`` as a subprocess
-  to check that the CLI returns the same documents (skipped while that module is missing);
+- ``doc-index``: the real resolve path, ``search.native_selection.select`` in-process (the
+  ranking for MRR/hit@5 is ``search.ranking.rank``, which ``select`` fills the budget from); a
+  few questions are also run through ``python -m doc_index.server.context_cli resolve`` as a
+  subprocess to check that the CLI returns the same documents (skipped while that module is
+  missing);
 - ``bm25s``: plain BM25 (``bm25s`` defaults, English stopwords, Snowball stemmer) over
   each section's text; bench-only dependency;
 - ``v0``: the Context Engine v0 formula, term_matches / total_words over
@@ -23,7 +24,7 @@ overall: MRR@10, hit@5, and budget-hit@2000 (a gold section is among what a 2,00
 budget selects). For doc-index that is what the real ``select`` returns: the whole answer
 (metadata, provenance, selection object) is charged against the budget, and a document
 that is an excerpt of a gold section counts (it carries the section's id). The baselines'
-rankings are packed the same way (``native_selection.pack``: the whole answer charged,
+rankings are packed the same way (``search.native_selection.pack``: the whole answer charged,
 excerpts, no stubs), so budget-hit compares rankings under one budget rule. (Until this
 change they were packed greedily with their sections' text tokens only, a more generous
 budget than doc-index got.)
@@ -96,14 +97,15 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
 FRESH_QUESTIONS = load_queries(FRESH_SETS["fresh-1"])
 
 
-def build_cache(root: Path, corpus_dir: Path) -> Path:
-    """A full build of ``corpus_dir`` under ``root``; returns the cache directory."""
+def build_cache(root: Path, corpus_dir: Path, full: bool = True) -> Path:
+    """A build of ``corpus_dir`` under ``root`` (full unless ``full`` is False); returns
+    the cache directory."""
     from doc_index.store.index_store import IndexStore
     from doc_index.store.sources.walk import scan_directory
 
     store = IndexStore(root)
     key = f"local-{corpus_dir.name}"
-    store.update_index(key, "local", corpus_dir.name, scan_directory(corpus_dir), full=True)
+    store.update_index(key, "local", corpus_dir.name, scan_directory(corpus_dir), full=full)
     return store.cache_dir(key)
 
 
@@ -126,13 +128,13 @@ class Corpus:
 
     # doc-index ----------------------------------------------------------------------
     def ours_rank(self, query: str) -> list[int]:
-        from doc_index.server.native_selection import rank
+        from doc_index.search.ranking import rank
 
         return [entry[2] for entry in rank(self.cache, query)]
 
     def ours_budget(self, query: str) -> list[int]:
         """The sections ``select`` returns within BUDGET, whole or as an excerpt."""
-        from doc_index.server.native_selection import select
+        from doc_index.search.native_selection import select
 
         index = {sid: d for d, sid in enumerate(self.ids)}
         result = select(self.cache, query, BUDGET)
@@ -142,11 +144,12 @@ class Corpus:
     def packed(self, query: str, order: Sequence[int]) -> list[int]:
         """A baseline's ranking packed within BUDGET as doc-index packs its own (the whole
         answer charged, excerpts, no stubs): the sections it returns."""
-        from doc_index.server.native_selection import _concepts, pack
+        from doc_index.search.native_selection import pack
+        from doc_index.search.ranking import concepts
 
         index = {sid: d for d, sid in enumerate(self.ids)}
         ranked = [(1.0 / (i + 1), self.ids[d], d) for i, d in enumerate(order)]
-        result = pack(self.cache, query, BUDGET, _concepts(query, self.cache), ranked)
+        result = pack(self.cache, query, BUDGET, concepts(query, self.cache), ranked)
         return [index[doc["id"]] for doc in result["documents"]]
 
     def v0_rank(self, query: str) -> list[int]:

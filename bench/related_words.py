@@ -1,4 +1,4 @@
-"""Write ``server/related_words.txt``: each common English word's nearest words.
+"""Write ``search/ranking/related_words.txt``: each common English word's nearest words.
 
 Usage (offline; needs ``wordllama`` and the bench extra's ``bpe-openai``, neither of which
 the product needs)::
@@ -12,7 +12,7 @@ wordllama's ``l2_supercat_256`` static model (normalized), grouped by its index 
 project's analyzer: a stem), and a term's vector is its most frequent word's. A term's
 related terms are the other terms whose cosine is at least ``MIN_COSINE``, best first, at
 most ``PER_TERM``; ties by term. Floats exist only here: the product reads the written
-list (see ``server/semantic.py``), never a vector, so its answers are the same on any
+list (see ``search/ranking/related_words.py``), never a vector, so its answers are the same on any
 machine. Run it again after an analyzer change (the keys are index terms).
 """
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-OUT = REPO / "server" / "related_words.txt"
+OUT = REPO / "search" / "ranking" / "related_words.txt"
 MIN_COSINE = 0.4
 PER_TERM = 3
 _WORD = re.compile(rb"[a-z]{3,}")

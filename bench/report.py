@@ -454,27 +454,23 @@ def _serve_memory(sv: dict[str, Any]) -> list[str]:
 
 
 def _first_answer(fa: dict[str, Any]) -> str:
-    """Spawn to the first ``tools/call`` answer, early answers against waiting for the SDK."""
+    """Spawn to the first ``tools/call`` answer, with and without bytecode."""
     labels = {"bytecode": "with bytecode", "no_bytecode": "no bytecode (compiled from source)"}
     rows = []
     for condition, label in labels.items():
         series = fa[condition]
-        before = statistics.median(series["before_s"])
-        after = statistics.median(series["after_s"])
-        rows.append((label, f"{statistics.median(series['initialize_after_s']) * 1000:.0f}",
-                     f"{before * 1000:.0f}", f"{after * 1000:.0f}", f"{after / before:.2f}"))
+        rows.append((label, f"{statistics.median(series['initialize_s']) * 1000:.0f}",
+                     f"{statistics.median(series['answer_s']) * 1000:.0f}",
+                     f"{min(series['answer_s']) * 1000:.0f}–{max(series['answer_s']) * 1000:.0f}"))
     return "\n\n".join([
-        f"**Spawn to the first answer** (fastapi-docs, `{fa['query']}`): a client writes "
-        f"`initialize`, `notifications/initialized` and `tools/call` at once, as clients do "
-        f"at start-up. *waiting for the SDK*: the call is answered once the SDK import is "
-        f"done (how the server answered before); *answered early*: the server as "
-        f"`doc-index serve` runs it, answering `tools/list` and `tools/call` while the SDK "
-        f"is still being imported (both: `mcp_server.run` in `python -c`). Medians of "
-        f"{fa['runs']} spawns each, alternating, same run; *no "
-        f"bytecode*: `PYTHONDONTWRITEBYTECODE=1` with an empty `PYTHONPYCACHEPREFIX`, every "
-        f"module compiled from source as on a CI runner without `.pyc` files.",
-        table(("", "spawn to initialize ms", "first answer, waiting for the SDK ms",
-               "first answer, answered early ms", "ratio"), rows, "lrrrr"),
+        f"**Spawn to the first answer** (fastapi-docs, `{fa['query']}`): a client spawns "
+        f"`doc-index serve` and writes `initialize`, `notifications/initialized` and "
+        f"`tools/call` at once, as clients do at start-up; the SDK answers all three. Medians "
+        f"of {fa['runs']} spawns; *no bytecode*: `PYTHONDONTWRITEBYTECODE=1` with an empty "
+        f"`PYTHONPYCACHEPREFIX`, every module compiled from source as on a CI runner without "
+        f"`.pyc` files.",
+        table(("", "spawn to initialize ms", "spawn to first answer ms", "range ms"), rows,
+              "lrrr"),
     ])
 
 
@@ -517,7 +513,23 @@ def _memory(results: dict[str, Any]) -> str:
     img = results.get("plots", {}).get("memory")
     if img:
         parts.append(f"![memory against corpus size]({img})")
+    parts.append(_shapes(results))
     return "\n\n".join(parts)
+
+
+def _shapes(results: dict[str, Any]) -> str:
+    shapes = results.get("shapes")
+    if shapes is None:
+        return "**Hostile file shapes**: " + (_not_run(results, "shapes") or "")
+    from .memory_shapes import HEAD, rows
+
+    return "\n\n".join([
+        "**Hostile file shapes** (`bench/memory_shapes.py`, issue 21): one file of each "
+        "shape built alone by `doc-index build` (parse cache off). *bytes/byte*: the "
+        "largest sum of the process tree's RSS over the file's size; *cold resolve*: one "
+        "`doc-index resolve` process on its cache. Targets: 60 s and 1 GiB (tree sum) per "
+        "file up to 10 MB, or skipped with a reason; a cold resolve within 5 s.",
+        table(HEAD, rows(shapes), "lrrrrrrrl")])
 
 
 def _quality(results: dict[str, Any]) -> str:
@@ -601,7 +613,7 @@ def _loco(loco: dict[str, Any]) -> str:
         + f" (train MRR {r['train_mrr10']['default']:.3f} -> {r['train_mrr10']['tuned']:.3f})"
         for name, r in loco["directions"].items())
     return ("**Leave-one-corpus-out** (`bench/loco.py`): every numeric field of "
-            "`native_selection.Params` tuned on one corpus's dev questions (coordinate search, "
+            "`search.ranking.Params` tuned on one corpus's dev questions (coordinate search, "
             f"each value x {loco['multipliers']} of its default, at most {loco['rounds']} "
             "rounds, maximizing MRR@10 then budget-hit), scored on the other corpus's "
             f"questions; {loco['seconds']} s. The search starts from the shipped defaults, "

@@ -20,7 +20,11 @@ Stages, in order (``--skip STAGE`` leaves one out, its report section says so):
 5. ``tokens``: the stored token estimate of every section against cl100k and o200k
    (:mod:`bench.token_accuracy`), with ``ceil(bytes/4)`` as the baseline;
 6. ``answers``: whole resolve answers of the dev questions at budgets 500/2000/8000 in
-   cl100k and o200k tokens, as a fraction of the budget (:mod:`bench.answer_tokens`).
+   cl100k and o200k tokens, as a fraction of the budget (:mod:`bench.answer_tokens`);
+7. ``shapes``: one hostile file of each shape of issue 21 (a long title over many
+   sections, flat and deeply nested Markdown and RST, a million headings, distinct
+   words) built alone at 1 MB and 10 MB (``--quick``: 250 KB): time, peak RSS per input
+   byte, and a cold resolve of its cache (:mod:`bench.memory_shapes`).
 
 Corpus copies and cache roots go under ``--work`` (default ``bench/work/full`` or
 ``<out>/work`` for ``--quick``; ``bench/work/`` is gitignored). The raw numbers are
@@ -46,7 +50,8 @@ from . import build_speed, corpora, mcp_latency, resolve_speed
 from .corpora import REPO, SHARED_CORPORA, WORK, Corpus
 from .stats import Summary
 
-STAGES = ("build", "stages", "git", "resolve", "serve", "quality", "tokens", "answers")
+STAGES = ("build", "stages", "git", "resolve", "serve", "quality", "tokens", "answers",
+          "shapes")
 
 
 @dataclass(frozen=True)
@@ -201,7 +206,7 @@ def stage_resolve(cfg: Config, cs: list[Corpus], work: Path, queries: Path) -> d
             "mcp": resolve_speed.mcp(root, c.key, qs, cfg.mcp_spawns, cfg.mcp_calls),
         }
         out["corpora"][c.name] = entry
-        if c.name == "fastapi-docs":  # spawn to first answer, with and without early answers
+        if c.name == "fastapi-docs":  # spawn to first answer, with and without bytecode
             out["first_answer"] = mcp_latency.first_answer(root, c.key, qs[0], 2 * cfg.mcp_spawns)
     init = [v for e in out["corpora"].values() for v in e["mcp"]["initialize_raw_s"]]
     out["initialize_s"] = Summary.of(init).as_dict() if init else None
@@ -345,6 +350,11 @@ def run(cfg: Config, out: Path, work: Path, skip: set[str], queries: Path) -> di
             results["tokens"] = stage_tokens(work)
         elif stage == "answers":
             results["answers"] = stage_answers(work, queries)
+        elif stage == "shapes":
+            from . import memory_shapes
+
+            sizes = memory_shapes.QUICK_SIZES if cfg.quick else memory_shapes.FULL_SIZES
+            results["shapes"] = memory_shapes.run(sizes, work / "shapes", log=_log)
         results["timings_s"][stage] = round(time.perf_counter() - t0, 1)
         _log(f"  {stage} done in {results['timings_s'][stage]:.1f} s")
     results["load"] = load.finish()

@@ -165,7 +165,7 @@ def cold(job: dict[str, Any]) -> float:
 def resolve_latency(c: Any, model: str, path: Path, sha: str) -> dict[str, Any]:
     from doc_index.embedding import codes, fusion
     from doc_index.embedding import model as M
-    from doc_index.server.native_selection import Params, _concepts, pack, rank, select
+    from doc_index.search.native_selection import Params, _concepts, pack, rank, select
 
     semantic_models.trust({model: path})
     cache = c.corpus.cache

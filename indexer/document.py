@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+from itertools import islice
 from pathlib import PurePosixPath
 
-from .analysis import path_text, section_features, term_counts, terms_of_words, word_counts
+from .analysis import (
+    first_word_counts,
+    path_text,
+    section_features,
+    term_counts,
+    terms_of_words,
+)
 from .formats import is_doc_path, is_rst_path  # noqa: F401 (is_doc_path: re-exported)
+from .limits import MAX_FILE_TERMS, MAX_PATH_TERMS, MAX_SECTION_TERMS, MAX_SECTION_WORDS
 from .model import Block, ParsedFile, ParsedSection
 from .summary import keywords, summarize
 from .text import count_lines, normalize_newlines
@@ -40,16 +48,18 @@ def normalize_source(data: bytes) -> bytes:
     return data
 
 
-def find_blocks(path: str, text: str, raw: bytes, limit: int | None = None) -> list[Block]:
+def find_blocks(path: str, text: str, raw: bytes, limit: int | None = None,
+                notes: list[str] | None = None) -> list[Block]:
     """The file's blocks; with ``limit``, at least its first ``limit + 1`` (see
-    ``cap_blocks``), the last one's end possibly wrong."""
+    ``cap_blocks``), the last one's end possibly wrong. What a parser's cap left out is
+    said in ``notes``."""
     if is_rst_path(path):
         from .rst import parse_rst
 
-        return parse_rst(text, raw, limit)
+        return parse_rst(text, raw, limit, notes)
     from .markdown import parse_markdown
 
-    return parse_markdown(text, raw, limit)
+    return parse_markdown(text, raw, limit, notes)
 
 
 def cap_blocks(blocks: list[Block], raw: bytes, cap: int) -> tuple[list[Block], str]:
@@ -70,19 +80,27 @@ def index_file(path: str, data: bytes) -> ParsedFile:
     and search terms."""
     raw = normalize_source(data)
     text = raw.decode("utf-8")
-    blocks, note = cap_blocks(find_blocks(path, text, raw, MAX_SECTIONS_PER_FILE), raw,
+    notes: list[str] = []
+    blocks, note = cap_blocks(find_blocks(path, text, raw, MAX_SECTIONS_PER_FILE, notes), raw,
                               MAX_SECTIONS_PER_FILE)
-    return ParsedFile(path=path, raw=raw, sections=analyze_blocks(path, raw, blocks), note=note)
+    del text  # (the analysis decodes each section from ``raw``)
+    notes += [note] if note else []
+    sections = analyze_blocks(path, raw, blocks, notes)
+    return ParsedFile(path=path, raw=raw, sections=sections, note="; ".join(notes))
 
 
-def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSection]:
+def analyze_blocks(path: str, raw: bytes, blocks: list[Block],
+                   notes: list[str] | None = None) -> list[ParsedSection]:
     """The sections of a file's blocks (``raw``: its normalized bytes): offsets, lines,
-    version, tokens, summary, keywords and search terms."""
+    version, tokens, summary, keywords and search terms. What a cap left out is said in
+    ``notes`` (once a cap)."""
     sections: list[ParsedSection] = []
     stack: list[int] = []  # indexes of open ancestors, by depth
     file_words = PurePosixPath(path).as_posix()
     # The path field's terms by ancestor titles: siblings share them (read-only dicts).
     path_terms_of: dict[tuple[str, ...], dict[str, int]] = {}
+    seen: set[str] = set()  # the file's distinct terms so far (``_within_file_terms``)
+    capped: set[str] = set()  # the caps the notes named
     for block in blocks:
         chunk = raw[block.start : block.end]
         content = chunk.decode("utf-8")
@@ -90,13 +108,16 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSec
             stack.pop()
         parent = stack[-1] if stack and block.kind == "heading" else None
         ancestors = [sections[i].title for i in stack]
-        words = word_counts(content)
+        words = first_word_counts(content, MAX_SECTION_WORDS)
+        if len(words) == MAX_SECTION_WORDS and notes is not None and "words" not in capped:
+            capped.add("words")
+            notes.append(f"a section over {MAX_SECTION_WORDS} distinct words at line "
+                         f"{_line(raw, block.start)}: the others are not indexed")
         title_terms = term_counts(block.title)
         path_terms = path_terms_of.get(tuple(ancestors))
         if path_terms is None:
-            path_terms = path_terms_of[tuple(ancestors)] = term_counts(
-                path_text(file_words, ancestors))
-        body_terms = terms_of_words(words)
+            path_terms = path_terms_of[tuple(ancestors)] = _path_terms(file_words, ancestors)
+        body_terms = terms_of_words(words, MAX_SECTION_TERMS)
         body_length = sum(body_terms.values())
         if body_terms and max(body_terms.values()) >= 0xFFFF:
             packed = {term: n if n < 0xFFFF else 0xFFFF for term, n in body_terms.items()}
@@ -107,6 +128,13 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSec
                 packed[term] = packed.get(term, 0) | (min(n, 255) << shift)
         for feature in section_features(file_words, block.title, ancestors):
             packed[feature] = 1
+        kept = _within_file_terms(packed, seen)
+        if len(kept) < len(packed) and notes is not None and "terms" not in capped:
+            capped.add("terms")
+            notes.append(f"more than {MAX_FILE_TERMS} distinct terms: from line "
+                         f"{_line(raw, block.start)} on, only terms of the lines before "
+                         "are indexed")
+        packed = kept
         sections.append(
             ParsedSection(
                 file=path,
@@ -130,3 +158,36 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block]) -> list[ParsedSec
         if block.kind != "part":
             stack.append(len(sections) - 1)
     return sections
+
+
+def _path_terms(file_words: str, ancestors: list[str]) -> dict[str, int]:
+    """The path field's terms: the first ``MAX_PATH_TERMS`` of the file path words and the
+    ancestor titles (every section below a title holds them: uncapped, a title's terms were
+    multiplied by the sections under it)."""
+    terms = term_counts(path_text(file_words, ancestors))
+    if len(terms) <= MAX_PATH_TERMS:
+        return terms
+    return dict(islice(terms.items(), MAX_PATH_TERMS))
+
+
+def _within_file_terms(packed: dict[str, int], seen: set[str]) -> dict[str, int]:
+    """A section's terms, but those new to the file once it has ``MAX_FILE_TERMS`` (added
+    to ``seen``): a file's distinct terms are what its build and every cold resolve of
+    its cache hold one entry each for (10 MB of distinct words made two million)."""
+    if len(seen) + len(packed) <= MAX_FILE_TERMS:
+        seen.update(packed)
+        return packed
+    room = MAX_FILE_TERMS - len(seen)
+    kept: dict[str, int] = {}
+    for term, value in packed.items():
+        if term in seen or term.startswith(" "):  # (a feature is no word)
+            kept[term] = value
+        elif room > 0:
+            kept[term] = value
+            seen.add(term)
+            room -= 1
+    return kept
+
+
+def _line(raw: bytes, offset: int) -> int:
+    return raw.count(b"\n", 0, offset) + 1

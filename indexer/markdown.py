@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from itertools import islice
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from .chunks import part_blocks
+from .limits import (
+    MARKDOWN_WINDOW_BYTES,
+    MAX_MARKDOWN_BLOCK_BYTES,
+    MAX_PARSE_LINES,
+    cut_title,
+    source_cut,
+)
 from .model import Block
 from .text import LineIndex, front_matter_lines
 
@@ -48,12 +54,14 @@ def _block_parser() -> MarkdownIt:
 _LIST_MARKER = re.compile(r"^ {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 
 
-def _is_heading(tok: Token, data: bytes, lines: LineIndex) -> bool:
+def _is_heading(tok: Token, source: _Source, first: int) -> bool:
     """False for a setext "heading" whose text is a list item: with lists parsed, that
-    line is a list item and its underline a thematic break or lazy text."""
+    line is a list item and its underline a thematic break or lazy text. (``tok``: of a
+    window starting at line ``first``.)"""
     if tok.markup not in ("=", "-") or tok.map is None:
         return True
-    line = data[lines.offset(tok.map[0]) : lines.offset(tok.map[0] + 1)]
+    at = first + tok.map[0]
+    line = source.data[source.lines.offset(at) : source.lines.offset(at + 1)]
     return not _LIST_MARKER.match(line.decode("utf-8"))
 
 
@@ -76,25 +84,28 @@ def _plain_inline(tokens: list[Token]) -> str:
 
 def heading_title(content: str) -> str:
     """A heading's plain text: ``{ #anchor }`` attributes and inline markup removed,
-    code spans and link texts kept, whitespace collapsed."""
-    content = _ATTR_LIST.sub("", content.strip())
+    code spans and link texts kept, whitespace collapsed, cut to ``MAX_TITLE_CHARS`` (of
+    the first ``MAX_TITLE_SOURCE_CHARS`` of its source: the inline parser holds tokens per
+    character of markup)."""
+    content = source_cut(_ATTR_LIST.sub("", content.strip()))
     if _MARKUP_CHARS.search(content):
         tokens = _inline_parser().parseInline(content)
         content = _plain_inline(tokens[0].children or []) if tokens else content
-    return _SPACES.sub(" ", content).strip()
+    return cut_title(_SPACES.sub(" ", content).strip())
 
 
-def parse_markdown(text: str, data: bytes, limit: int | None = None) -> list[Block]:
+def parse_markdown(text: str, data: bytes, limit: int | None = None,
+                   notes: list[str] | None = None) -> list[Block]:
     """Blocks of a normalized Markdown text (``data`` is its UTF-8 encoding). With
     ``limit``, only the first ``limit + 1`` blocks are sure to be found (and the end of the
-    last block returned may be wrong): what a caller that keeps ``limit`` blocks needs."""
+    last block returned may be wrong): what a caller that keeps ``limit`` blocks needs.
+    What a cap left out is said in ``notes``."""
     lines = LineIndex(data)
     fm_lines = front_matter_lines(text)
     body_start = lines.offset(fm_lines)
-    if fm_lines:
-        # Keep line numbers: blank out the front matter instead of cutting it.
-        text = "\n" * fm_lines + text[len(data[:body_start].decode("utf-8")) :]
-    headings = _headings(text, data, lines, limit)
+    # Keep line numbers: blank out the front matter instead of cutting it.
+    source = _Source(data, lines, fm_lines)
+    headings = _headings(source, limit, notes)
     if not headings:
         return part_blocks(data, body_start, fenced=True)
     blocks: list[Block] = []
@@ -107,49 +118,125 @@ def parse_markdown(text: str, data: bytes, limit: int | None = None) -> list[Blo
     return blocks
 
 
-_HEADING_LIKE = re.compile(r"^ {0,3}(?:#{1,6}(?:[ \t]|$)|=+[ \t]*$|-+[ \t]*$)", re.MULTILINE)
+class _Source:
+    """The text markdown-it-py is given: the file's bytes with a front matter's lines
+    blanked (so line numbers are the file's), up to its ``MAX_PARSE_LINES``-th line, read a
+    window at a time."""
+
+    def __init__(self, data: bytes, lines: LineIndex, fm_lines: int) -> None:
+        self.data = data
+        self.lines = lines
+        self.fm_lines = fm_lines
+        self.end = lines.offset(MAX_PARSE_LINES)  # (the data's end when it has fewer lines)
+        self._next = -1  # where the next line a heading needs starts (``end``: none)
+
+    def window(self, line: int, size: int) -> tuple[str, bool]:
+        """The text from the start of ``line`` to the end of the line ``size`` bytes on
+        (its whole lines), and whether it reaches ``end``."""
+        start = self.lines.offset(max(line, self.fm_lines))
+        nl = self.data.find(b"\n", start + size, self.end) if start + size < self.end else -1
+        end = self.end if nl == -1 else nl + 1
+        blank = "\n" * max(self.fm_lines - line, 0)
+        return blank + self.data[start:end].decode("utf-8"), end == self.end
+
+    def has_heading_line(self, line: int) -> bool:
+        """Whether a line from ``line`` on could be (part of) a heading: an ATX heading's
+        or a setext underline, after spaces, tabs and block quote markers. (The next such
+        line is remembered: asked window after window, the text is scanned once.)"""
+        start = self.lines.offset(line)
+        if self._next < start:
+            found = _HEADING_LINE.search(self.data, start, self.end)
+            self._next = self.end if found is None else found.start()
+        return self._next < self.end
+
+    def cut_heading_line(self) -> bool:
+        """Whether a line a heading needs is past ``MAX_PARSE_LINES``."""
+        return _HEADING_LINE.search(self.data, self.end) is not None
 
 
-def _headings(text: str, data: bytes, lines: LineIndex,
-              limit: int | None) -> list[tuple[int, int, str]]:
+# Liberal: a heading needs such a line (lists are not parsed: only ">" nests blocks).
+_HEADING_LINE = re.compile(rb"^[ \t>]*(?:#|=+[ \t]*$|-+[ \t]*$)", re.MULTILINE)
+
+
+class _Blocks(list):
+    """The tokens the block parser pushes, reduced to what finding headings needs (it holds
+    up to one token per byte of its text otherwise): each ``heading_open`` with its order
+    and the inline token after it, and the last top-level block's opening token."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pushed = 0
+        self.last_top: tuple[int, Token] | None = None
+        self._heading: tuple[int, Token] | None = None
+
+    def append(self, tok: Token) -> None:
+        if tok.level == 0 and tok.nesting >= 0:
+            self.last_top = (self.pushed, tok)
+        if self._heading is not None:  # the heading's inline token
+            list.append(self, (*self._heading, tok))
+            self._heading = None
+        if tok.type == "heading_open":
+            self._heading = (self.pushed, tok)
+        self.pushed += 1
+
+
+def _headings(source: _Source, limit: int | None,
+              notes: list[str] | None) -> list[tuple[int, int, str]]:
     """(start byte, level, title) of the headings; with ``limit``, at least the first
     ``limit + 1`` of them (or all).
 
-    A file with far more headings than kept is parsed by prefixes (cut at a line end,
-    doubled until enough headings are found): markdown-it-py spends about 20 us and 1.5 KB
-    per heading, 4 GB on a 10 MB file of ``#`` lines. Block parsing is line by line, each
-    block decided by the lines from its start to its end, so a prefix parses like the
-    whole text except for its last top-level block, which may be cut: it is left out."""
-    cut = len(text)
-    # A candidate is a line: a text of fewer lines than the one looked for is not scanned.
-    if limit is not None and text.count("\n") >= 2 * limit + 2:
-        candidates = _HEADING_LIKE.finditer(text)
-        nth = next(islice(candidates, 2 * limit + 2, None), None)
-        if nth is not None:
-            cut = _line_end(text, nth.end())
+    The text is parsed in windows of ``MARKDOWN_WINDOW_BYTES`` (markdown-it-py holds about
+    100 bytes a line, and spent 4.5 GB on 10 MB of "a\\n\\n"). Block parsing is line by
+    line, each top-level block decided by its own lines, so a window parses like the whole
+    text from its first line on, but for its last top-level block, which may be cut: it
+    is left out, and the next window starts there. A window holding one block only grows,
+    up to ``MAX_MARKDOWN_BLOCK_BYTES``; past that, or past ``MAX_PARSE_LINES`` lines, no
+    heading is looked for (said in ``notes``) and the rest of the file is part of the last
+    section. Text without a line a heading needs is not parsed."""
+    md = _block_parser()
+    headings: list[tuple[int, int, str]] = []
+    line, size = 0, MARKDOWN_WINDOW_BYTES
     while True:
-        whole = cut >= len(text)
-        tokens = _block_parser().parse(text if whole else text[:cut])
-        trusted = len(tokens) if whole else _last_top_level_block(tokens)
-        headings = []
-        for i, tok in enumerate(tokens[:trusted]):
-            if tok.type == "heading_open" and tok.map is not None and _is_heading(tok, data, lines):
-                title = heading_title(tokens[i + 1].content)
-                headings.append((lines.offset(tok.map[0]), int(tok.tag[1:]), title))
-        if whole or limit is None or len(headings) > limit:
-            return headings
-        cut = _line_end(text, 2 * cut)
+        if not source.has_heading_line(line):
+            if source.cut_heading_line():
+                _note(notes, f"more than {MAX_PARSE_LINES} lines: no heading looked for from "
+                             f"line {MAX_PARSE_LINES + 1}")
+            break
+        text, whole = source.window(line, size)
+        found = _Blocks()
+        md.block.parse(text, md, {}, found)
+        window_lines = text.count("\n")
+        del text
+        last = found.last_top
+        complete = whole and source.end == len(source.data)
+        trusted = found.pushed if complete or last is None else last[0]
+        for order, tok, inline in found:
+            if order < trusted and tok.map is not None and _is_heading(tok, source, line):
+                title = heading_title(inline.content)
+                headings.append((source.lines.offset(line + tok.map[0]), int(tok.tag[1:]), title))
+        if complete or (limit is not None and len(headings) > limit):
+            break
+        # (a window of blank lines only: the next one starts after them)
+        next_line = window_lines if last is None else (last[1].map or [0])[0]
+        if whole:
+            _note(notes, f"more than {MAX_PARSE_LINES} lines: no heading looked for from "
+                         f"line {line + next_line + 1}")
+            break
+        if next_line > 0:
+            line, size = line + next_line, MARKDOWN_WINDOW_BYTES
+        elif size < MAX_MARKDOWN_BLOCK_BYTES:
+            size *= 2
+        else:
+            _note(notes, f"a block over {_size(MAX_MARKDOWN_BLOCK_BYTES)} at line {line + 1}: "
+                         "no heading looked for from there")
+            break
+    return headings
 
 
-def _line_end(text: str, at: int) -> int:
-    """The offset just after the end of the line holding ``at`` (the text's end at most)."""
-    nl = text.find("\n", at)
-    return len(text) if nl == -1 else nl + 1
+def _note(notes: list[str] | None, note: str) -> None:
+    if notes is not None:
+        notes.append(note)
 
 
-def _last_top_level_block(tokens: list[Token]) -> int:
-    """The index of the token that opens the last top-level block (0 if there is none)."""
-    for i in range(len(tokens) - 1, -1, -1):
-        if tokens[i].level == 0 and tokens[i].nesting >= 0:
-            return i
-    return 0
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB"

@@ -9,6 +9,15 @@ each one takes can, and docutils' state machines, kept here, decide that. The pa
 drops the work whose result nothing reads:
 
 - inline markup: text stays one text node (no roles, references or emphasis parsed);
+- what is nested in a construct (a list item's or a field's body, a block quote, a
+  definition, a footnote): docutils takes its lines by their indentation before it
+  parses them, and a title in them is never a section, so they are not parsed (a block
+  quote 160 deep was 160 nested parses, each holding its own copy of the lines);
+- the doctree itself: a document or section keeps only its sections and titles, any
+  other node is dropped when it is attached, with whatever is attached to it later, and
+  the document's registries (ids, names, targets, footnotes, substitutions) stay empty.
+  docutils kept about 1 KB of nodes per line of a field list; what nothing reads is
+  garbage as soon as its construct ends;
 - directives: each takes the indented block docutils' ``run_directive`` (or, for a name
   it does not know, ``unknown_directive``) would take, and ends as they do, but none is
   looked up, imported or run (no admonition body parsed, no csv or list table, no code);
@@ -28,7 +37,7 @@ from typing import Any
 from docutils import nodes
 from docutils.frontend import get_default_settings
 from docutils.parsers.rst import Parser, states
-from docutils.utils import new_document
+from docutils.utils import new_reporter
 
 
 class _States(dict):
@@ -72,6 +81,17 @@ class _Lean:
         kwargs = {"state_classes": STATE_CLASSES, "initial_state": "Body"}
         self.nested_sm_kwargs = self.indent_sm_kwargs = self.known_indent_sm_kwargs = kwargs
 
+    def nested_parse(self, block: Any, input_offset: int, node: Any = None,
+                     match_titles: bool = False, state_machine_class: Any = None,
+                     state_machine_kwargs: Any = None) -> int:
+        # Only a nested parse with the default machine over lines already taken (its
+        # return value: where a run over all of them ends) is left out; one that decides
+        # how many lines it takes (a quoted literal block's) runs.
+        if match_titles or state_machine_class is not None or state_machine_kwargs is not None:
+            return super().nested_parse(block, input_offset, node, match_titles,
+                                        state_machine_class, state_machine_kwargs)
+        return input_offset + len(block)
+
     def explicit_construct(self, match: Any) -> tuple[list[Any], bool]:
         found = _DIRECTIVE.match(match.string)
         if found:
@@ -102,6 +122,75 @@ def _plain_text_inliner(settings: Any) -> states.Inliner:
     return inliner
 
 
+class _Dropped(list):
+    """The children of a node that is not kept: nothing is held."""
+
+    def append(self, item: Any) -> None:
+        pass
+
+    def extend(self, items: Any) -> None:
+        pass
+
+    def insert(self, index: Any, item: Any) -> None:
+        pass
+
+
+class _SectionsOnly(list):
+    """The children of the document or a section: its sections and titles only. Any other
+    node is dropped, and so is what is attached to it afterwards (a list's items)."""
+
+    def append(self, item: Any) -> None:
+        if isinstance(item, nodes.section):
+            item.children = _SectionsOnly(c for c in item.children if _kept(c))
+            list.append(self, item)
+        elif isinstance(item, nodes.title):
+            list.append(self, item)
+        elif isinstance(item, nodes.Element):
+            item.children = _Dropped()
+
+    def extend(self, items: Any) -> None:
+        for item in items:
+            self.append(item)
+
+    def insert(self, index: Any, item: Any) -> None:
+        if _kept(item):
+            list.insert(self, index, item)
+
+
+def _kept(node: Any) -> bool:
+    return isinstance(node, (nodes.section, nodes.title))
+
+
+class _PopNothing(list):
+    def pop(self, *args: Any) -> Any:
+        return super().pop(*args) if self else None
+
+
+class _LeanDocument(nodes.document):
+    """A document that notes no targets, names, ids, footnotes or substitutions (only
+    cross-references read them) and keeps only its sections (``_SectionsOnly``)."""
+
+    def __init__(self, settings: Any, reporter: Any, **attributes: Any) -> None:
+        super().__init__(settings, reporter, **attributes)
+        self.children = _SectionsOnly()
+        # A comment "end of inclusion from ..." pops this log: docutils raised IndexError
+        # on one that no include put there (one comment stopped the build).
+        self.include_log = _PopNothing()
+
+    def set_id(self, node: Any, msgnode: Any = None, suggested_prefix: str = "") -> str:
+        return ""
+
+    def _note_nothing(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    note_implicit_target = note_explicit_target = note_refname = note_refid = _note_nothing
+    note_indirect_target = note_anonymous_target = note_autofootnote = _note_nothing
+    note_autofootnote_ref = note_symbol_footnote = note_symbol_footnote_ref = _note_nothing
+    note_footnote = note_footnote_ref = note_citation = note_citation_ref = _note_nothing
+    note_substitution_def = note_substitution_ref = note_pending = _note_nothing
+    note_parse_message = note_transform_message = _note_nothing
+
+
 @lru_cache(maxsize=1)
 def parser() -> tuple[Parser, Any]:
     """The lean parser and its settings, made once per process (a worker inherits them)."""
@@ -120,8 +209,15 @@ def parser() -> tuple[Parser, Any]:
 def section_titles(text: str) -> list[tuple[int, int]]:
     """(1-based docutils line of the title text, depth) of every section title, in order."""
     lean, settings = parser()
-    document = new_document("<doc>", settings)
-    lean.parse(text, document)
+    document = _LeanDocument(settings, new_reporter("<doc>", settings), source="<doc>")
+    document.note_source("<doc>", -1)
+    try:
+        lean.parse(text, document)
+    finally:  # its lines and states hold cycles: freed now, not at the next collection
+        machine, lean.statemachine = lean.statemachine, None
+        if machine is not None:
+            machine.input_lines = None
+            machine.unlink()
     found: list[tuple[int, int]] = []
 
     def walk(node: Any, depth: int) -> None:

@@ -51,7 +51,10 @@ decides, for each, whether it goes in whole, as an excerpt, or not at all:
 Everything is integer arithmetic over the text (``estimate_tokens``), so the same cache
 and arguments give the same bytes anywhere. Speed: a section is read only when the least
 its metadata can cost (from the manifest, remembered per loaded cache) leaves room for it
-whole or for an excerpt, so the long tail of a ranking costs a lookup per section.
+whole or for an excerpt, so the long tail of a ranking costs a lookup per section; it is
+read once (text and heading path); a document is priced from its parts, never rendered
+(``priced``: the content's share of the estimate, the one part as long as the section,
+is the same in every answer and remembered per loaded cache).
 """
 
 from __future__ import annotations
@@ -61,16 +64,18 @@ import re
 from array import array
 from collections.abc import Callable
 from itertools import accumulate
+from operator import mul
 from typing import Any
 
 from ..foundation.strict_json import dumps
 from ..indexer.analysis import WORD, term_counts
-from ..indexer.tokens import estimate_tokens
+from ..indexer.tokens import _SCALE, _W, _features, estimate_tokens
 from ..store.native_cache import NativeCache
 from .provenance import Lines, heading_path, line_count, split_lines
 from .query_limits import why_terms
 
 _META_MEMO = "packing-least-metadata"
+_HEAD_MEMO = "packing-head-estimate"
 MARGIN = (9, 8)  # charge = ceil(estimate x 9 / 8)
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _LINK_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s+\[[^\]]*\]\([^)]*\)")
@@ -103,6 +108,40 @@ def doc_charge(doc: dict[str, Any]) -> int:
     content's ``tokens`` (the estimator's error is the content's, see rule 1)."""
     num, den = MARGIN
     return estimate_tokens(dumps(doc)) + -(-doc["tokens"] * (num - den) // den)
+
+
+def _milli(text: str) -> int:
+    """``estimate_tokens(text)`` before rounding up, in thousandths of a token (the
+    weighted sum of its features; ``tests/test_tokens.py`` checks the identity)."""
+    return sum(map(mul, _W, _features(text)))
+
+
+# A document's compact JSON is HEAD + TAIL, split before its score: HEAD ends with _CLOSE,
+# TAIL starts with it. The estimate is a sum over characters of features that look back at
+# most five characters, so for a part M of five or more characters, milli(A + M + B) =
+# milli(A + M) + milli(M + B) - milli(M); with M = _CLOSE: milli(JSON) = (milli(HEAD) -
+# milli(_CLOSE)) + milli(TAIL). The first term holds the content (the one part as long as
+# the section) and depends on the id, version and content only: the same in every answer
+# that holds the section whole, so it is remembered per loaded cache. TAIL is short.
+_CLOSE = '","score":'
+_CLOSE_MILLI = _milli(_CLOSE)
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def head_milli(section_id: str, version: str, content: str) -> int:
+    """The share of a document's estimate that its id, version and content make."""
+    head = _encode({"id": section_id, "version": version, "content": content})
+    return _milli(head[:-1] + _CLOSE[1:]) - _CLOSE_MILLI
+
+
+def priced(doc: dict[str, Any], head: int) -> int:
+    """``doc_charge(doc)``, computed from its parts without rendering the document:
+    ``head`` is ``head_milli`` of its id, version and content."""
+    tail = _encode({"score": doc["score"], "tokens": doc["tokens"], "why": doc["why"],
+                    "source": doc["source"]})
+    num, den = MARGIN
+    total = head + _milli('",' + tail[1:] + "\n")
+    return -(-total // _SCALE) + -(-doc["tokens"] * (num - den) // den)
 
 
 def frame_charge(query: str, budget: int, considered: int) -> int:
@@ -195,9 +234,11 @@ class Packer:
             self._place(score, section_id, d)
 
     def _place(self, score: float, section_id: str, d: int) -> None:
-        if d in self._toctree_sections() and is_navigation(
-                self.cache.section_text(d), heading_path(self.cache, d)[-1]):
-            return  # a table of contents: never worth budget (rule 4)
+        read: tuple[str, list[str]] | None = None  # the text and heading path, read once
+        if d in self._toctree_sections():
+            read = self.cache.section_text(d), heading_path(self.cache, d)
+            if is_navigation(read[0], read[1][-1]):
+                return  # a table of contents: never worth budget (rule 4)
         if self.left < MIN_DOCUMENT:  # no document fits any more: nothing to look at
             self.excluded += 1
             return
@@ -207,15 +248,14 @@ class Packer:
         if meta + tokens > self.left and 2 * meta > self.left:
             self.excluded += 1
             return
-        text = self.cache.section_text(d)
+        text, path = read or (self.cache.section_text(d), heading_path(self.cache, d))
         first = self.lines.first_line(d)
-        path = heading_path(self.cache, d)
         source = {"file": table.files[d], "title": path[-1], "path": path,
                   "lines": [first, first + line_count(text) - 1]}
         shown, matches = self.whole_why(d)
         doc = _document(section_id, table.versions[d], text, score, tokens, shown, matches,
                         self.cache.index.words[d], source)
-        cost = doc_charge(doc)
+        cost = priced(doc, self._head_milli(d, section_id, text))
         if cost > self.left:
             excerpt = self._excerpt(doc, text, first)
             if excerpt is None:
@@ -234,6 +274,20 @@ class Packer:
             got = memo[_TOC_MEMO] = set(self.cache.index.postings(_TOCTREE_TERM)[0])
         return got
 
+    def _head_milli(self, d: int, section_id: str, text: str) -> int:
+        """``head_milli`` of section ``d`` whole (remembered per loaded cache, 8 bytes a
+        section: a warm server estimates a section's text once)."""
+        table = self.cache.sections
+        if section_id != table.ids[d]:  # not what the memo holds (no ranking does this)
+            return head_milli(section_id, table.versions[d], text)
+        memo = self.cache.index.memo.get(_HEAD_MEMO)
+        if memo is None:
+            memo = self.cache.index.memo[_HEAD_MEMO] = array("q", [-1]) * len(table)
+        got = memo[d]
+        if got < 0:
+            got = memo[d] = head_milli(section_id, table.versions[d], text)
+        return got
+
     def _least_metadata(self, d: int) -> int:
         """What section ``d``'s metadata costs at least (score 0.0, no heading path, the
         shortest lines), from the manifest alone and remembered per loaded cache (4 bytes a
@@ -245,7 +299,7 @@ class Packer:
         got = memo[d]
         if got < 0:
             title = table.titles[d]
-            got = memo[d] = doc_charge(_document(
+            got = memo[d] = doc_charge(_document(  # no content: nothing long to render
                 table.ids[d], table.versions[d], "", 0.0, 0, [], 0, 0,
                 {"file": table.files[d], "title": title if isinstance(title, str) else "",
                  "path": [], "lines": [1, 1]}))
@@ -254,7 +308,7 @@ class Packer:
     def _excerpt(self, whole: dict[str, Any], text: str,
                  first: int) -> tuple[dict[str, Any], int] | None:
         """The best window of ``text`` that fits, as a document, and its charge."""
-        meta = doc_charge(self._excerpt_doc(whole, "", first, first, 0))
+        meta = doc_charge(self._excerpt_doc(whole, "", first, first, 0))  # no content
         # Half of what is left: the next-ranked sections keep the other half (the best
         # section is not always the answer). The answer's first document may take it all
         # when half would not hold content as large as its metadata (a small budget).
@@ -318,7 +372,7 @@ class Packer:
                 b -= 1  # trailing blank lines carry nothing
             doc = self._excerpt_doc(whole, "".join(lines[a:b]), first + a, first + b - 1,
                                     whole["tokens"])
-            cost = doc_charge(doc)
+            cost = priced(doc, head_milli(doc["id"], doc["version"], doc["content"]))
             if cost <= cap:
                 return (doc, cost) if doc["tokens"] >= least else None
             end -= 1

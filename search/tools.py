@@ -6,8 +6,8 @@ exception ``internal_error``.
 
 ``resolve`` reads both cache kinds: a manifest with ``build_config`` is a Context Engine
 v0 cache (``v0_cache``/``v0_selection``), one with ``index_version`` a native doc-index
-cache (``native_cache``/``native_selection``, imported only when needed to keep start-up
-fast).
+cache (``native_cache``/``search.native_selection``, imported only when needed to keep
+start-up fast).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def answer(
             continue  # the generation was deleted while it loaded: load the new one
         if isinstance(cache, V0Cache):
             return Answer(**select_v0(cache.documents, query, checked))
-        from ..server.native_selection import select
+        from ..search.native_selection import select
 
         try:
             return Answer(**select(cache, query, checked))

@@ -1,16 +1,16 @@
 """``doc-index serve``: the read-only MCP server on stdio.
 
-Built on the official SDK's low-level ``mcp.server.lowlevel.Server`` (handshake,
-dispatch, cancellation, both protocol eras) behind this project's stdio transport
-(:mod:`.mcp_wire`, :mod:`.mcp_transport`). Tools come from :mod:`.mcp_tools`; their
-results are the bytes of the ``context`` CLI, as one text content item.
+The official SDK's low-level ``mcp.server.lowlevel.Server`` (handshake, dispatch,
+cancellation, both protocol eras) on the SDK's stdio transport, whose streams
+:mod:`.mcp_transport` wraps to keep what DESIGN.md promises beyond it (an answer for
+every request read before EOF, ``-32700`` for an unparseable line). Tools come from
+:mod:`.mcp_tools`; their results are the bytes of the ``context`` CLI, as one text
+content item.
 
-Start-up: importing the SDK costs 0.5 s with bytecode and 2-3 s without (pydantic
-building the protocol models), so nothing here imports it at module level
-(tests/test_import_rules.py). :func:`run` starts reading stdin (the reader answers
-``initialize`` at once) and starts the SDK import in a thread; until the SDK is ready,
-``tools/list`` and ``tools/call`` are answered by :class:`.mcp_early.EarlyAnswers` with
-the same bytes, and everything else waits, in order, for the SDK.
+Importing the SDK is most of the start-up (any ``mcp`` submodule imports the whole
+package: client, HTTP transports, the pydantic models of both protocol eras). This module
+imports it in :func:`run` only (tests/test_import_rules.py), once bytecode writing is off
+and the memory budget is checked.
 
 The server reads caches only: it writes no file (bytecode caching is off while it
 runs), opens no network socket, sends OpenTelemetry nowhere (the SDK's middleware is
@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import sys
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +31,6 @@ from doc_index import __version__
 
 from ..foundation.errors import EXIT_INTERRUPTED, spec_json
 from ..search.warm_caches import WarmCaches, memory_budget
-from .mcp_early import EarlyAnswers
 from .mcp_tools import (
     CANONICAL_NAMES,
     LIST_CACHES,
@@ -45,7 +42,6 @@ from .mcp_tools import (
     tool_definitions,
     tool_result,
 )
-from .mcp_wire import FastInitialize, Reader, Wire
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -53,7 +49,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("doc_index.server.mcp")
 
 SERVER_NAME = "doc-index"
-CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
 
 
 def instructions(style: str) -> str:
@@ -64,14 +59,6 @@ def instructions(style: str) -> str:
         f"{list_caches} for the cache names, then {resolve} with a cache name, a question in "
         f"the words the docs likely use and a token budget (2000 to start) to get the "
         f"sections that answer it."
-    )
-
-
-def fast_initialize(style: str) -> FastInitialize:
-    return FastInitialize(
-        server_info={"name": SERVER_NAME, "version": __version__},
-        capabilities=CAPABILITIES,
-        instructions=instructions(style),
     )
 
 
@@ -111,78 +98,24 @@ def build_server(calls: ToolCalls, style: str) -> Server[Any]:
     return server
 
 
-class SdkImport:
-    """Imports the SDK side of the server in a daemon thread, then puts itself in the inbox."""
-
-    def __init__(self, inbox: queue.SimpleQueue[object]) -> None:
-        self.inbox = inbox
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name="mcp-sdk-import", daemon=True)
-
-    def start(self) -> SdkImport:
-        self.thread.start()
-        return self
-
-    def _run(self) -> None:
-        try:
-            from . import mcp_transport  # noqa: F401  (the SDK, anyio, pydantic)
-        except BaseException as exc:  # re-raised on the main thread by check()
-            self.error = exc
-        finally:
-            self.inbox.put(self)
-
-    def check(self) -> None:
-        if self.error is not None:
-            raise self.error
-
-
-def run(
-    root: Path, tool_names: str = "dotted", *, fast_init: bool = True, early_tools: bool = True
-) -> int:
-    """Serve MCP on stdin/stdout until stdin closes; the exit status.
-
-    ``fast_init=False`` leaves ``initialize`` to the SDK, ``early_tools=False`` makes
-    tools requests wait for it (how the server answered before; tests and the bench
-    compare with it).
-    """
+def run(root: Path, tool_names: str = "dotted") -> int:
+    """Serve MCP on stdin/stdout until stdin closes and every answer is out; the exit status."""
     if tool_names not in TOOL_NAME_STYLES:
         raise ValueError(f"tool_names must be one of {TOOL_NAME_STYLES}, not {tool_names!r}")
     warm = WarmCaches(max_bytes=memory_budget(os.environ))  # a bad value: error before serving
-    sys.dont_write_bytecode = True
+    sys.dont_write_bytecode = True  # before the SDK's import: no .pyc written beside it
     _configure_logging()
-    wire = Wire.claim_stdio()
-    inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
-    Reader(wire, inbox, fast_initialize(tool_names) if fast_init else None).start()
-    sdk = SdkImport(inbox).start()
+    calls = ToolCalls(Path(root), warm=warm)
+    if not calls.root.is_dir():
+        logger.warning("cache root %s is not a directory (yet)", calls.root)
     try:
-        calls = ToolCalls(Path(root), warm=warm)
-        if not calls.root.is_dir():
-            logger.warning("cache root %s is not a directory (yet)", calls.root)
-        early = EarlyAnswers(wire, calls, tool_definitions(tool_names), enabled=early_tools)
-        backlog = early.until(inbox, sdk)
-        sdk.check()
-        return _serve(calls, tool_names, wire, inbox, backlog)
+        import anyio
+
+        from .mcp_transport import serve_stdio
+
+        anyio.run(serve_stdio, build_server(calls, tool_names))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-    finally:
-        wire.restore()
-
-
-def _serve(
-    calls: ToolCalls, style: str, wire: Wire, inbox: queue.SimpleQueue[object],
-    backlog: list[object],
-) -> int:
-    import anyio
-
-    from .mcp_transport import StdioBridge
-
-    server = build_server(calls, style)
-    options = server.create_initialization_options()
-
-    async def main() -> None:
-        await StdioBridge(wire, inbox, backlog).serve(server, options)
-
-    anyio.run(main)
     return 0
 
 

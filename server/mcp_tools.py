@@ -106,13 +106,12 @@ def tool_definitions(style: str) -> list[dict[str, Any]]:
         "openWorldHint": False,
         "readOnlyHint": True,
     }
-    # Keys in the order the SDK's Tool model writes them (fields by name, then extra keys):
-    # the early answer (mcp_early) sends these dicts as they are, the same bytes.
     return [
         {
-            "annotations": read_only,
+            "name": published_name(RESOLVE, style),
             "description": RESOLVE_DESCRIPTION.format(**names),
             "inputSchema": {
+                "type": "object",
                 "properties": {
                     "cache": cache_property,
                     "query": {"type": "string", "description": QUERY_PARAMETER},
@@ -124,27 +123,26 @@ def tool_definitions(style: str) -> list[dict[str, Any]]:
                     },
                 },
                 "required": ["cache", "query", "budget"],
-                "type": "object",
                 "additionalProperties": False,
             },
-            "name": published_name(RESOLVE, style),
+            "annotations": read_only,
         },
         {
-            "annotations": read_only,
-            "description": LIST_CACHES_DESCRIPTION,
-            "inputSchema": {"properties": {}, "type": "object", "additionalProperties": False},
             "name": published_name(LIST_CACHES, style),
+            "description": LIST_CACHES_DESCRIPTION,
+            "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+            "annotations": read_only,
         },
         {
-            "annotations": read_only,
+            "name": published_name(INSPECT_CACHE, style),
             "description": INSPECT_CACHE_DESCRIPTION.format(**names),
             "inputSchema": {
+                "type": "object",
                 "properties": {"cache": cache_property},
                 "required": ["cache"],
-                "type": "object",
                 "additionalProperties": False,
             },
-            "name": published_name(INSPECT_CACHE, style),
+            "annotations": read_only,
         },
     ]
 
@@ -158,12 +156,9 @@ class ToolReply:
 
 
 def tool_result(reply: ToolReply) -> dict[str, Any]:
-    """The tools/call result: one text item, and ``isError`` only when true.
-
-    Keys in the order the SDK's result models write them, so an early answer
-    (mcp_early) and the SDK's answer are the same bytes.
-    """
-    result: dict[str, Any] = {"content": [{"text": reply.text, "type": "text"}]}
+    """The tools/call result: one text item, and ``isError`` only when true (the SDK's
+    ``CallToolResult`` model would write ``isError: false`` on every answer)."""
+    result: dict[str, Any] = {"content": [{"type": "text", "text": reply.text}]}
     if reply.is_error:
         result["isError"] = True
     return result

@@ -1,211 +1,344 @@
-"""Bridge between the stdio wire (:mod:`.mcp_wire`) and the SDK's ``Server.run`` streams.
+"""The SDK's stdio transport, with the guarantees of DESIGN.md "MCP server" it lacks.
 
-This replaces ``mcp.server.stdio.stdio_server`` and fixes what it does as shipped
-(mcp 2.3.0):
+``mcp.server.stdio.stdio_server`` parses and validates every message and serializes every
+answer; ``Server.run`` dispatches. The SDK is the only code here that reads or writes
+JSON-RPC. This module gives it the byte streams and wraps its message streams:
 
-- at stdin EOF the SDK cancels the requests still being handled and answers them
-  ``-32000 Connection closed`` (and one whose answer was being written gets none); here
-  EOF is held back from the SDK until every request forwarded to it has been answered
-  (or cancelled by the client), however long that takes, so each request read before
-  stdin closed gets its real response. There is no wall-clock limit on that drain: a
-  limit turned a long queue (500 slow resolves) into dropped answers;
-- an unparseable line is dropped silently by the SDK; here it gets ``-32700`` (sent by
-  the reader) and a message that is JSON but not JSON-RPC gets ``-32600``, with the
-  request's id when it has a valid one, else id null;
-- the opening ``initialize`` is answered before the SDK is even imported (see
-  :class:`.mcp_wire.FastInitialize`); the SDK's own answer is checked against it and
-  dropped, so the client sees exactly one response per id; what arrived while the SDK
-  was loading and was not answered early (:mod:`.mcp_early`) is fed to it first;
-- a response the SDK cannot serialize becomes ``-32603`` instead of vanishing.
+- :class:`StdinLines` and :class:`StdoutFrames` are the ``stdin`` and ``stdout`` given to
+  ``stdio_server`` (documented arguments), on private copies of fd 0 and 1
+  (:func:`claimed_stdio`): lines of strict UTF-8, at most ``MAX_LINE_BYTES`` each, blank
+  lines skipped (the SDK reads lines of any length and decodes with replacement
+  characters); frames written whole, and dropped once the client closed stdout (the SDK's
+  writer raises, which ends the server);
+- :class:`HeldInput` wraps the SDK's read stream: a line the SDK could not turn into a
+  message gets its error (the SDK only logs it): ``-32700`` for one that is not JSON,
+  ``-32600`` for JSON that is not JSON-RPC, with the request's id when it has one; and at
+  stdin's EOF the end of input is held back from ``Server.run`` until every request it was
+  given is answered (or cancelled by the client): as shipped, the SDK cancels the requests
+  still running at EOF and answers them ``-32000 Connection closed``. There is no
+  wall-clock limit on that drain: a limit turned a long queue into dropped answers;
+- :class:`CountedOutput` wraps the SDK's write stream: it sees every answer go out (for
+  the drain) and turns the SDK's catch-all error code 0 (``JSONRPCDispatcher`` keeps it
+  for v1 compatibility) into ``-32603``.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
+import fcntl
 import logging
-import queue
-from collections import Counter, deque
-from collections.abc import Sequence
-from typing import Any
+import os
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Any, BinaryIO, cast
 
 import anyio
 import mcp_types as types
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.lowlevel import Server
 from mcp.server.models import InitializationOptions
+from mcp.server.stdio import stdio_server
 from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from .mcp_wire import (
-    EOF,
-    INVALID_REQUEST,
-    Inbound,
-    Wire,
-    encode_frame,
-    error_frame,
-    request_id_of,
-)
-
 logger = logging.getLogger("doc_index.server.mcp")
 
-INTERNAL_ERROR = -32603
-INLINE_WRITE_BYTES = 64 * 1024
-"""Larger frames are written from a worker thread so a slow reader never stalls the loop."""
+MAX_LINE_BYTES = 4 * 1024 * 1024
+UNREADABLE = ""
+"""What :class:`StdinLines` passes on for a line it cannot: the SDK's parser refuses it."""
 
 RequestKey = int | str
 
 
-class StdioBridge:
-    """Feeds the SDK from the reader's queue and writes what the SDK sends."""
+# the byte streams ---------------------------------------------------------------------
 
-    def __init__(
-        self, wire: Wire, inbox: queue.SimpleQueue[object], backlog: Sequence[object] = ()
-    ) -> None:
-        self.wire = wire
-        self.inbox = inbox
-        self.backlog = deque(backlog)
+
+def _dup_above_std(fd: int) -> int:
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+
+
+@contextlib.contextmanager
+def claimed_stdio() -> Iterator[tuple[int, int]]:
+    """Private descriptors for the client's stdin and stdout while fd 0 reads ``/dev/null``
+    and fd 1 writes to stderr.
+
+    So nothing else in the process can take protocol bytes or put a stray ``print`` on the
+    wire (the SDK does the same for the streams it opens itself). fd 0 and 1 are given
+    back on exit (for in-process callers).
+    """
+    sys.stdout.flush()
+    wire_in, wire_out = _dup_above_std(0), _dup_above_std(1)
+    saved = (_dup_above_std(0), _dup_above_std(1))
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    os.dup2(2, 1)
+    try:
+        yield wire_in, wire_out
+    finally:
+        sys.stdout.flush()
+        for fd, old in enumerate(saved):
+            os.dup2(old, fd)
+            os.close(old)
+        os.close(wire_out)
+        # wire_in stays open: the reading thread may still block on it (closing it could
+        # hand its number to another file under that thread).
+
+
+class StdinLines:
+    """An async iterator of stdin's lines as text, for ``stdio_server(stdin=...)``."""
+
+    def __init__(self, fd: int, limit: int = MAX_LINE_BYTES) -> None:
+        self._file: BinaryIO = open(fd, "rb", closefd=False)  # noqa: SIM115 (lives on)
+        self._limit = limit
+
+    def __aiter__(self) -> StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        # Abandoned on cancellation: a thread blocked on a pipe cannot be interrupted.
+        line = await anyio.to_thread.run_sync(self.read_line, abandon_on_cancel=True)
+        if line is None:
+            raise StopAsyncIteration
+        return line
+
+    def read_line(self) -> str | None:
+        """The next non-blank line (UNREADABLE if too long or not UTF-8); None at EOF."""
+        while True:
+            raw = self._file.readline(self._limit + 1)
+            if not raw:
+                return None
+            if len(raw) > self._limit and not raw.endswith(b"\n"):
+                self._skip_rest()
+                logger.warning("a line over %d bytes refused", self._limit)
+                return UNREADABLE
+            if raw.strip():
+                break
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            logger.warning("a line that is not UTF-8 refused (%s)", exc.reason)
+            return UNREADABLE
+
+    def _skip_rest(self) -> None:
+        while (rest := self._file.readline(self._limit)) and not rest.endswith(b"\n"):
+            pass
+
+
+class StdoutFrames:
+    """The ``stdout`` given to ``stdio_server``: each frame written whole to the client's
+    stdout, from a worker thread (a slow reader never stalls the loop); once the client
+    has closed it, the rest is dropped (the SDK's own writer ends the server there)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self.broken = False
+
+    async def write(self, text: str) -> None:
+        if not self.broken:
+            await anyio.to_thread.run_sync(self._write, text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        """Nothing to flush: :meth:`write` writes through."""
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:
+            self.broken = True
+            logger.warning("stdout closed, dropping output: %s", exc)
+
+
+# the requests in flight -----------------------------------------------------------------
+
+
+class Ledger:
+    """Requests handed to the SDK and not answered yet; set ``drained`` once input ended
+    and none is left (a request the client cancelled is not waited for: the SDK never
+    answers those)."""
+
+    def __init__(self) -> None:
         self.outstanding: Counter[RequestKey] = Counter()
         self.cancelled: set[RequestKey] = set()
-        self.fast_answers: dict[RequestKey, dict[str, Any]] = {}
-        self.eof = False
+        self.ended = False
         self.drained = anyio.Event()
-        self.written_all = anyio.Event()
 
-    async def serve(self, server: Server[Any], options: InitializationOptions) -> None:
-        """Run ``server`` until stdin is closed and every answer is written."""
-        to_sdk, sdk_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        sdk_out, from_sdk = anyio.create_memory_object_stream[SessionMessage](0)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._pump_out, from_sdk)
-            tg.start_soon(self._pump_in, to_sdk)
-            await server.run(sdk_in, sdk_out, options)
-            # The SDK closed its output when it returned: let the last frames out, then
-            # stop reading (only still running if the SDK stopped before stdin closed).
-            await self.written_all.wait()
-            tg.cancel_scope.cancel()
-
-    # inbound -------------------------------------------------------------------------
-
-    async def _pump_in(self, to_sdk: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-        async with to_sdk:
-            while True:
-                if self.backlog:
-                    item = self.backlog.popleft()
-                else:
-                    item = await anyio.to_thread.run_sync(self.inbox.get, abandon_on_cancel=True)
-                if item is EOF:
-                    break
-                assert isinstance(item, Inbound)
-                try:
-                    await self._forward(item, to_sdk)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    logger.warning("the SDK stopped reading; input ignored")
-                    return
-            self.eof = True
-            await self._drain()
-
-    async def _forward(
-        self, item: Inbound, to_sdk: MemoryObjectSendStream[SessionMessage | Exception]
-    ) -> None:
-        raw = item.message
-        if isinstance(raw, dict) and "id" in raw and request_id_of(raw) is None:
-            # MCP ids are strings or integers, never null: not a notification either.
-            await self._reject(raw)
-            return
-        try:
-            message = types.jsonrpc_message_adapter.validate_python(raw, by_name=False)
-        except ValidationError:
-            await self._reject(raw)
-            return
+    def note_inbound(self, message: types.JSONRPCMessage) -> None:
         if isinstance(message, types.JSONRPCRequest):
             key = coerce_request_id(message.id)
             self.outstanding[key] += 1
             self.cancelled.discard(key)
-            if item.answered is not None:
-                self.fast_answers[key] = item.answered
         elif (
             isinstance(message, types.JSONRPCNotification)
             and message.method == "notifications/cancelled"
         ):
             cancelled = as_request_id((message.params or {}).get("requestId"))
             if cancelled is not None:
-                # The SDK never answers a request the client cancelled.
                 self.cancelled.add(coerce_request_id(cancelled))
-        await to_sdk.send(SessionMessage(message))
+                self._check()
 
-    async def _reject(self, message: object) -> None:
-        if isinstance(message, dict) and "method" not in message and (
-            "result" in message or "error" in message
-        ):
-            logger.warning("malformed response from the client ignored")
+    def settle(self, message: types.JSONRPCMessage) -> None:
+        if not isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
             return
-        await self._write(error_frame(request_id_of(message), INVALID_REQUEST, "Invalid Request"))
-
-    async def _drain(self) -> None:
-        """Wait until every request read before EOF is answered: no time limit (see above)."""
-        self._check_drained()
-        await self.drained.wait()
-
-    def _pending(self) -> int:
-        return sum(n for key, n in self.outstanding.items() if key not in self.cancelled)
-
-    def _check_drained(self) -> None:
-        if self.eof and self._pending() == 0:
-            self.drained.set()
-
-    # outbound ------------------------------------------------------------------------
-
-    async def _pump_out(self, from_sdk: MemoryObjectReceiveStream[SessionMessage]) -> None:
-        try:
-            async with from_sdk:
-                async for session_message in from_sdk:
-                    await self._emit(session_message.message)
-        finally:
-            self.written_all.set()
-
-    async def _emit(self, message: types.JSONRPCMessage) -> None:
-        key: RequestKey | None = None
-        answer = isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
-        if answer and message.id is not None:
-            key = coerce_request_id(message.id)
-        if key is not None and key in self.fast_answers:
-            self._check_fast_answer(message, self.fast_answers.pop(key))
-        else:
-            try:
-                frame = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-            except Exception:
-                try:  # e.g. a lone surrogate in the id: pydantic refuses, escaped JSON works
-                    frame = encode_frame(message.model_dump(by_alias=True, exclude_unset=True))
-                except Exception:
-                    logger.exception("cannot serialize an answer")
-                    if key is None:
-                        return
-                    frame = error_frame(getattr(message, "id", None), INTERNAL_ERROR,
-                                        "Internal error")
-            await self._write(frame)
-        if key is not None:
-            self._settle(key)
-
-    def _settle(self, key: RequestKey) -> None:
+        if message.id is None:
+            return
+        key = coerce_request_id(message.id)
         if self.outstanding[key] <= 1:
-            del self.outstanding[key]
+            self.outstanding.pop(key, None)
             self.cancelled.discard(key)
         else:
             self.outstanding[key] -= 1
-        self._check_drained()
+        self._check()
 
-    def _check_fast_answer(self, message: types.JSONRPCMessage, sent: dict[str, Any]) -> None:
-        sdk = message.model_dump(by_alias=True, mode="json", exclude_unset=True)
-        if sdk.get("result") != sent:
-            logger.warning(
-                "the SDK's initialize answer differs from the one sent: %s != %s",
-                json.dumps(sdk.get("result", sdk.get("error"))),
-                json.dumps(sent),
-            )
+    def end_of_input(self) -> None:
+        self.ended = True
+        self._check()
 
-    async def _write(self, frame: bytes) -> None:
-        if len(frame) <= INLINE_WRITE_BYTES:
-            self.wire.write_frame(frame)
+    def pending(self) -> int:
+        return sum(n for key, n in self.outstanding.items() if key not in self.cancelled)
+
+    def _check(self) -> None:
+        if self.ended and self.pending() == 0:
+            self.drained.set()
+
+
+# the SDK's streams, wrapped -----------------------------------------------------------
+
+
+def error_message(request_id: RequestKey | None, code: int, message: str) -> SessionMessage:
+    return SessionMessage(
+        types.JSONRPCError(
+            jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
+        )
+    )
+
+
+def refusal(exc: Exception) -> tuple[int, RequestKey | None] | None:
+    """The error code and id for a line the SDK's reader refused (``exc``); None for a
+    malformed response from the client (answered by nothing).
+
+    ``exc`` is the SDK's ``ValidationError``: an error at the top (empty ``loc``) means the
+    line was not JSON; otherwise pydantic reports, per message kind, what is wrong with
+    the value, and the value itself as the ``input`` of its errors.
+    """
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    if not errors or any(not error["loc"] for error in errors):
+        return types.PARSE_ERROR, None
+    value = next((e["input"] for e in errors if len(e["loc"]) <= 2
+                  and isinstance(e["input"], dict)), None)
+    if value is None:
+        return types.INVALID_REQUEST, None
+    if "method" not in value and ("result" in value or "error" in value):
+        return None
+    return types.INVALID_REQUEST, as_request_id(value.get("id"))
+
+
+class HeldInput:
+    """The SDK's read stream, as ``Server.run`` reads it (the ``ReadStream`` protocol)."""
+
+    def __init__(self, inner: Any, out: Any, ledger: Ledger) -> None:
+        self._inner = inner
+        self._out = out
+        self.ledger = ledger
+
+    async def receive(self) -> SessionMessage:
+        while True:
+            try:
+                item = await self._inner.receive()
+            except anyio.EndOfStream:
+                self.ledger.end_of_input()
+                await self.ledger.drained.wait()
+                raise
+            if isinstance(item, SessionMessage):
+                self.ledger.note_inbound(item.message)
+                return item
+            await self._refuse(item)
+
+    async def _refuse(self, exc: Exception) -> None:
+        refused = refusal(exc)
+        if refused is None:
+            logger.warning("malformed response from the client ignored")
+            return
+        code, request_id = refused
+        if code == types.PARSE_ERROR:
+            logger.warning("unparseable line: %s", _first_error(exc))
+            await self._out.send(error_message(None, code, "Parse error"))
         else:
-            await anyio.to_thread.run_sync(self.wire.write_frame, frame)
+            logger.warning("not a JSON-RPC message: %s", _first_error(exc))
+            await self._out.send(error_message(request_id, code, "Invalid Request"))
+
+    def __aiter__(self) -> HeldInput:
+        return self
+
+    async def __anext__(self) -> SessionMessage:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> HeldInput:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+
+class CountedOutput:
+    """The SDK's write stream, as ``Server.run`` writes it (the ``WriteStream`` protocol)."""
+
+    def __init__(self, inner: Any, ledger: Ledger) -> None:
+        self._inner = inner
+        self._ledger = ledger
+
+    async def send(self, item: SessionMessage, /) -> None:
+        message = item.message
+        if isinstance(message, types.JSONRPCError) and message.error.code == 0:
+            logger.error("an exception reached the SDK: %s", message.error.message)
+            item = error_message(message.id, types.INTERNAL_ERROR, "Internal error")
+        await self._inner.send(item)
+        # Only once it is handed over: the drain may end the server right after this.
+        self._ledger.settle(message)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> CountedOutput:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError) and exc.errors():
+        return str(exc.errors()[0]["msg"])
+    return f"{type(exc).__name__}: {exc}"
+
+
+def initialization_options(server: Server[Any]) -> InitializationOptions:
+    """The server's initialize answer, the same on every mcp 2.x: 2.0 to 2.2 advertise an
+    empty ``experimental`` capability that 2.3 leaves out."""
+    options = server.create_initialization_options()
+    capabilities = options.capabilities.model_copy(update={"experimental": None})
+    return options.model_copy(update={"capabilities": capabilities})
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Run ``server`` on stdin/stdout until stdin closes and every answer is written."""
+    with claimed_stdio() as (fd_in, fd_out):
+        stdin, stdout = cast(Any, StdinLines(fd_in)), cast(Any, StdoutFrames(fd_out))
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
+            ledger = Ledger()
+            await server.run(HeldInput(read, write, ledger), CountedOutput(write, ledger),
+                             initialization_options(server))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import time
 from array import array
 from collections.abc import Callable
@@ -276,16 +277,54 @@ class IndexStore:
             raise delete_refused(self.root, key, problem)
         return True
 
-    def _refuse_v0_cache(self, key: str, source: Source) -> None:
-        """OtherSource when ``key`` holds a Context Engine v0 cache (``context build``'s):
-        another kind of cache, never replaced without ``replace``. (A damaged doc-index
-        cache has no source to compare and is rebuilt, as before.)"""
+    def _refuse_unknown_cache(self, key: str, source: Source) -> None:
+        """OtherSource when ``key`` holds something without a usable manifest header that
+        is not a manifest of this source written in another layout, and holds something to
+        lose (not an empty folder or file, such as an old layout's lock): a Context Engine
+        v0 cache (``context build``'s), or a damaged cache whose source nobody can tell;
+        never replaced without ``replace``."""
+        from .sources.identity import other_source
         from .v0_build import is_v0_cache  # (only when there is no usable header)
 
-        if is_v0_cache(self.cache_dir(key)):
-            from .sources.identity import other_source
-
+        live = self.cache_dir(key)
+        if is_v0_cache(live):
             raise other_source(key, "a Context Engine v0 cache", source)
+        try:
+            info = os.lstat(live)
+        except FileNotFoundError:
+            return
+        held = True  # (a symlink, a special file, a folder that cannot be listed)
+        if stat.S_ISDIR(info.st_mode):
+            try:
+                with os.scandir(live) as entries:
+                    held = any(entries)
+            except OSError:
+                pass
+        elif stat.S_ISREG(info.st_mode):
+            held = info.st_size > 0
+        if not held:
+            return
+        header = self._whole_manifest(key)
+        if header is None or not source.same_as(header):
+            raise other_source(key, "no readable doc-index manifest (a damaged cache, or "
+                                   "not a doc-index cache)", source)
+
+    def _whole_manifest(self, key: str) -> dict[str, Any] | None:
+        """The live manifest parsed whole, when it is a JSON object (read as readers read
+        it, at most ``MAX_MANIFEST_BYTES``): one rewritten in another layout still names
+        its source."""
+        try:
+            with open_live_file(self.cache_dir(key) / MANIFEST_NAME) as fh:
+                data = fh.read(MAX_MANIFEST_BYTES + 1)
+        except OSError:
+            return None
+        if len(data) > MAX_MANIFEST_BYTES:
+            return None
+        try:
+            manifest = json.loads(data)
+        except (ValueError, RecursionError):
+            return None
+        return manifest if isinstance(manifest, dict) else None
 
     def _read_old_head(self, key: str) -> tuple[bytes, dict[str, Any]] | None:
         """The live manifest's header, as text and as fields, if it has a usable one. Only
@@ -387,7 +426,7 @@ class IndexStore:
 
                     raise other_source(key, header_source_text(old[1]), source)
                 if old is None and source is not None and not replace:
-                    self._refuse_v0_cache(key, source)
+                    self._refuse_unknown_cache(key, source)
                 plan = plan_build(scan, skipped, owner, name, None if full else old, record)
                 try:
                     report = self._write(key, owner, name, scan, plan, progress, warm, record)

@@ -4,9 +4,15 @@
 the file's normalized raw bytes into the staging directory, so big texts never travel
 back. Results come back in submission order, with at most a few files in flight.
 
-A few files (an incremental build) are parsed by one forked child in the background, so
-that the build copies the unchanged files meanwhile instead of waiting for the parsers
-to import and run.
+A few files (an incremental build, or a build too small for the pool) are parsed by one
+forked child, in the background when the build has other work meanwhile (copying the
+unchanged files) instead of waiting for the parsers to import and run.
+
+Every process that parses has an address-space limit, ``worker_limit_bytes`` above what
+it held when it started (the last wall of the indexer's memory model, ``indexer.limits``):
+a file whose parse needs more gets a ``MemoryError`` there, which ends that file (skipped,
+with the limit as the reason), never the build. Nothing parses in the build's own
+process where ``fork`` exists: a limit there would hold the caller's whole process.
 """
 
 from __future__ import annotations
@@ -40,6 +46,47 @@ IN_FLIGHT_PER_WORKER = 16
 MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024
 Job = tuple[str, Callable[[], bytes], int]  # (path, read, size)
 _WATCH_SECONDS = 0.5  # how often a wait for a result looks for a dead worker
+DEFAULT_WORKER_MB = 512
+
+
+def worker_limit_bytes() -> int:
+    """How much address space a parse worker may add to what it held when it started:
+    ``DOC_INDEX_PARSE_WORKER_MB`` MiB (a whole number from 16), default ``DEFAULT_WORKER_MB``;
+    0 means no limit."""
+    text = os.environ.get("DOC_INDEX_PARSE_WORKER_MB", "")
+    if not (text.isascii() and text.isdigit() and len(text) < 8):
+        return DEFAULT_WORKER_MB << 20
+    mb = int(text)
+    return 0 if mb == 0 else max(mb, 16) << 20
+
+
+def limit_memory() -> None:
+    """In a parse worker: cap its address space at its present size plus
+    ``worker_limit_bytes`` (Linux; elsewhere, or when the size cannot be read, nothing)."""
+    extra = worker_limit_bytes()
+    if extra == 0:
+        return
+    try:
+        import resource
+
+        with open("/proc/self/statm", "rb") as fh:
+            size = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = size + extra
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        if soft == resource.RLIM_INFINITY or limit < soft:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def _too_big() -> str:
+    """The skip reason of a file whose parse passed the limit, once its memory is freed."""
+    import gc
+
+    gc.collect()  # the failed parse's trees hold cycles: give their memory back now
+    return f"parsing it needed more than {worker_limit_bytes() >> 20} MiB"
 
 
 def write_raw(staging: Path, path: str, raw: bytes) -> None:
@@ -65,6 +112,7 @@ def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
     from ..indexer.document import NotIndexable, index_file, normalize_source  # in the worker
     from .parse_cache import for_build
 
+    parsed = None
     try:
         cache = for_build(staging)
         parsed = cache.get(path, data, normalize_source(data))
@@ -75,6 +123,10 @@ def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
         return exc.reason
     except RecursionError:
         return "too deeply nested to parse"
+    except MemoryError:
+        parsed = None  # (out of the handler, the failed parse's frames are gone)
+    if parsed is None:
+        return _too_big()
     write_raw(Path(staging), path, parsed.raw)
     return parsed._replace(raw=b"", raw_digest=hashlib.sha256(parsed.raw).hexdigest())
 
@@ -91,23 +143,24 @@ def parse_batch(batch: list[tuple[str, bytes | str]], staging: str) -> list[Pars
 
 
 def _worker_count(jobs: list[Job]) -> int:
+    """Pool workers for ``jobs``: 0 for a few files or a few bytes (one child parses them)."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    if cpus < 2 or len(jobs) < 4 or sum(size for _, _, size in jobs) < MIN_PARALLEL_BYTES:
+    if len(jobs) < 4 or sum(size for _, _, size in jobs) < MIN_PARALLEL_BYTES:
         return 0
-    return min(cpus, 4)
+    return max(1, min(cpus, 4))
 
 
 def parse_files(jobs: list[Job], staging: Path, *, background: bool = False,
                 warm: WarmWorker | None = None) -> Iterator[tuple[str, ParsedFile | str]]:
     """Yield ``(path, ParsedFile or skip reason)`` for every job, in order.
 
-    The bytes are read here (sources need not be fork-safe) and sent to a worker. With
-    ``background``, a job list too small for the pool is parsed by a forked child that
-    starts at once (call this early and consume the results later): ``warm``, a worker
+    The bytes are read here (sources need not be fork-safe) and sent to a worker. A job
+    list too small for the pool is parsed by one forked child that starts at once (with
+    ``background``, call this early and consume the results later): ``warm``, a worker
     forked when the build started, if there is one."""
     workers = _worker_count(jobs)
-    if workers == 0 and background and jobs and hasattr(os, "fork"):
-        if warm is not None:
+    if workers == 0 and jobs and hasattr(os, "fork"):
+        if warm is not None:  # forked when the build started: its parsers are imported
             results = warm.take(jobs, staging)
             if results is not None:
                 return results
@@ -120,14 +173,18 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
     import multiprocessing
 
     if workers == 0 or "fork" not in multiprocessing.get_all_start_methods():
-        from .parse_cache import for_build
+        # In this process (no fork): no memory limit, the design's bounds only.
+        from .parse_cache import release
 
-        for n, (path, read, _) in enumerate(jobs, 1):
-            data = _read(read)
-            result = data if isinstance(data, str) else parse_one(path, data, str(staging))
-            if n == len(jobs):  # before the last yield: the consumer may stop there
-                for_build(str(staging)).flush()
-            yield path, result
+        try:
+            for n, (path, read, _) in enumerate(jobs, 1):
+                data = _read(read)
+                result = data if isinstance(data, str) else parse_one(path, data, str(staging))
+                if n == len(jobs):  # before the last yield: the consumer may stop there
+                    release(str(staging))
+                yield path, result
+        finally:
+            release(str(staging))
         return
     ctx = multiprocessing.get_context("fork")
     _warm_parsers(jobs)
@@ -183,7 +240,7 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
 def _pool(ctx: Any, workers: int) -> Iterator[Any]:
     """``ctx.Pool(workers)``, terminated on the way out as ``with Pool`` does, except after
     a worker died (``ChildProcessError`` from :func:`_next`): then it is abandoned."""
-    pool = ctx.Pool(workers)
+    pool = ctx.Pool(workers, initializer=limit_memory)
     try:
         yield pool
     except ChildProcessError:
@@ -226,6 +283,7 @@ def _serve(data: list[tuple[str, bytes | str]], staging: str, out: BinaryIO) -> 
     """In a parse child: parse each (path, bytes or skip reason), stream the results."""
     import pickle
 
+    limit_memory()
     for path, content in data:
         try:
             result: ParsedFile | str | BaseException = content if isinstance(

@@ -7,9 +7,10 @@ one entry per file, named by the sha256 of what the parse depends on:
 
 - the file's repository-relative path and its bytes as read;
 - the indexer: the versions its output is built from (``indexer.versions``, this
-  module's ``FORMAT``), the bytes of every module of the ``indexer`` package, and the
-  parser libraries' installed files (markdown-it-py, docutils, PyStemmer: path, size
-  and modification time, read without importing them).
+  module's ``FORMAT``), the bytes of every module of the ``indexer`` package, the parser
+  libraries' installed files (markdown-it-py, docutils, PyStemmer: every file's path,
+  size and modification time, read without importing them), and the Python running it
+  (its version and its Unicode database: what a word character and a line break are).
 
 Building another ref, a fork, or the same docs under a new name then parses only what
 differs. ``.doc-index-tmp`` is the one name no cache can have (``cache_names``), so the
@@ -20,7 +21,10 @@ A worker writes the entries of a batch of files as one *pack* (``pack``), and ea
 name is a hard link to its pack: a new file costs about 0.7 ms on the benchmark machine,
 a link 10 us, so one file per entry made a first build 15-25 % slower. Packs are written
 under a temporary name, linked, then the temporary name removed (never a partial entry),
-without fsync: a torn one fails its hash.
+without fsync: a torn one fails its hash. A pack's rows are an open-addressing hash table
+keyed by the entry names (random hex): a hit reads one run of rows, whatever the pack's
+size (a sorted or unordered table was read whole on every hit, quadratic in a pack's
+entries).
 
 Entries are untrusted when read: opened below the checked folder without following a
 symlink, a regular file owned by the root's owner or the user building (a shared root's
@@ -32,7 +36,11 @@ Anything else is ignored (and the file parsed again), never repaired.
 
 Size: at most ``DOC_INDEX_PARSE_CACHE_MB`` MiB (default ``DEFAULT_MB``; 0 turns the
 cache off). A build that parsed trims the folder afterwards: the least recently used packs
-first (a hit refreshes its pack's modification time), down to three quarters of the cap.
+first (a hit refreshes its pack's modification time, once per pack and process), down to
+three quarters of the cap.
+
+Each build has its own ``ParseCache`` in each process that parses for it (``for_build``,
+``release``): two builds in one process never share or close each other's.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ import json
 import os
 import secrets
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +68,11 @@ FORMAT = 1  # this module's entry layout
 MAGIC = b"doc-index parsed sections 1\n"
 DEFAULT_MB = 512
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
-PACK_MAGIC = b"doc-index parsed pack 1\n"
+PACK_MAGIC = b"doc-index parsed pack 2\n"
 FLUSH_BYTES = 16 * 1024 * 1024  # a worker holds at most this much before writing a pack
 _ROW = 64 + 1 + 12 + 1 + 12 + 1  # "<name> <offset> <length>\n"
+_FREE_ROW = b" " * (_ROW - 1) + b"\n"  # a slot of the row table that holds no entry
+_PROBE_ROWS = 8  # rows read at once while looking for a name
 FOLDER = "parsed"
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _KINDS = frozenset({"heading", "root", "part"})
@@ -90,23 +101,43 @@ def indexer_salt() -> bytes:
     global _salt
     if _salt is None:
         import importlib.util
+        import unicodedata
 
         from ..indexer import versions
 
         digest = hashlib.sha256(repr((FORMAT, versions.ANALYZER_VERSION,
                                       versions.TOKENIZER_VERSION, versions.PART_TOKENS,
-                                      versions.MAX_SECTIONS_PER_FILE)).encode())
+                                      versions.MAX_SECTIONS_PER_FILE, sys.version,
+                                      sys.implementation.cache_tag,
+                                      unicodedata.unidata_version)).encode())
         package = Path(versions.__file__).parent
         for module in sorted(p.name for p in package.iterdir() if p.suffix == ".py"):
             digest.update(module.encode() + b"\0" + (package / module).read_bytes())
         for name in _LIBRARIES:
             spec = importlib.util.find_spec(name)
             origin = spec.origin if spec is not None else None
-            info = os.stat(origin) if origin else None
-            digest.update(repr((name, origin, info and (info.st_size, info.st_mtime_ns))
-                               ).encode())
+            digest.update(repr((name, origin)).encode())
+            if origin:
+                for path, info in _installed_files(origin, spec.submodule_search_locations):
+                    digest.update(repr((path, info.st_size, info.st_mtime_ns)).encode())
         _salt = digest.digest()
     return _salt
+
+
+def _installed_files(origin: str, package_dirs: Any) -> list[tuple[str, os.stat_result]]:
+    """A library's installed files with their stat: every file below its package folder
+    (a change to any module, not only to ``__init__``, is a new indexer), or its one
+    module file."""
+    if not package_dirs:
+        return [(origin, os.stat(origin))]
+    found = []
+    for top in package_dirs:
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                path = os.path.join(folder, name)
+                found.append((path, os.stat(path)))
+    return found
 
 
 def entry_name(path: str, data: bytes) -> str:
@@ -124,6 +155,7 @@ class ParseCache:
         self._pending: list[tuple[str, bytes]] = []
         self._pending_bytes = 0
         self._writers: frozenset[int] = frozenset()
+        self._touched: set[int] = set()  # the packs (inodes) whose time a hit refreshed
         if cap_bytes() == 0:
             return
         try:
@@ -146,17 +178,16 @@ class ParseCache:
         except OSError:
             return None
         try:
-            blob = read_entry(fd, name) if os.fstat(fd).st_uid in self._writers else None
+            info = os.fstat(fd)
+            blob = read_entry(fd, name) if info.st_uid in self._writers else None
+            parsed = decode(blob, name, path, raw) if blob is not None else None
+            if parsed is not None and info.st_ino not in self._touched:
+                self._touched.add(info.st_ino)
+                os.utime(fd)  # least recently used goes first (``trim``)
         except OSError:
             return None
         finally:
             os.close(fd)
-        parsed = decode(blob, name, path, raw) if blob is not None else None
-        if parsed is not None:
-            try:  # least recently used goes first (``trim``)
-                os.utime(name, dir_fd=self.fd, follow_symlinks=False)
-            except OSError:
-                pass
         return parsed
 
     def put(self, path: str, data: bytes, parsed: ParsedFile) -> None:
@@ -165,7 +196,10 @@ class ParseCache:
         if self.fd < 0:
             return
         name = entry_name(path, data)
-        blob = encode(name, parsed)
+        try:
+            blob = encode(name, parsed)
+        except MemoryError:  # a parse worker at its limit: the file is parsed, not kept
+            return
         if blob is None:
             return
         self._pending.append((name, blob))
@@ -195,7 +229,7 @@ class ParseCache:
                 except FileExistsError:  # a damaged one (a sound one is never written)
                     os.unlink(name, dir_fd=self.fd)
                     os.link(temporary, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
-        except OSError:
+        except (OSError, MemoryError):  # (a full disk, a parse worker at its limit)
             pass
         try:
             os.unlink(temporary, dir_fd=self.fd)
@@ -208,18 +242,27 @@ class ParseCache:
             self.fd = -1
 
 
-_current: tuple[str, ParseCache] | None = None
+_open: dict[str, ParseCache] = {}  # by the staging directory of the build using it
 
 
 def for_build(staging: str) -> ParseCache:
     """The parse cache of the root a build (its staging directory) belongs to, opened once
-    per build in each process that parses for it."""
-    global _current
-    if _current is None or _current[0] != staging:
-        if _current is not None:
-            _current[1].close()
-        _current = (staging, ParseCache(root_of_staging(staging)))
-    return _current[1]
+    per build in each process that parses for it; ``release`` closes it."""
+    cache = _open.get(staging)
+    if cache is None:
+        new = ParseCache(root_of_staging(staging))
+        cache = _open.setdefault(staging, new)  # (another thread may have opened one)
+        if cache is not new:
+            new.close()
+    return cache
+
+
+def release(staging: str) -> None:
+    """Write what a build's parse cache holds and close it (in this process)."""
+    cache = _open.pop(staging, None)
+    if cache is not None:
+        cache.flush()
+        cache.close()
 
 
 def _open_folder(root: Path, *, create: bool) -> tuple[int, int]:
@@ -229,39 +272,55 @@ def _open_folder(root: Path, *, create: bool) -> tuple[int, int]:
         return open_checked(area.fd, FOLDER, area.owner, folder(root), create), area.owner
 
 
+def _slots(count: int) -> int:
+    """The size of a pack's row table for ``count`` entries: a power of two, at least
+    twice the entries (so a probe meets a free slot after two rows on average)."""
+    return 1 << max(3, (2 * count - 1).bit_length())
+
+
+def _slot(name: bytes, slots: int) -> int:
+    return int(name[:15], 16) & (slots - 1)
+
+
 def pack(entries: list[tuple[str, bytes]]) -> bytes:
-    """A pack: ``PACK_MAGIC``, the entry count, one fixed-width row per entry (its name,
-    offset and length in the pack), then the entries."""
-    offset = len(PACK_MAGIC) + 9 + _ROW * len(entries)
-    rows = []
+    """A pack: ``PACK_MAGIC``, the entry count, a row table of ``_slots(count)`` fixed-width
+    rows (an entry's name, offset and length in the pack, in the first free slot from the
+    one its name picks, ``_FREE_ROW`` elsewhere), then the entries."""
+    slots = _slots(len(entries))
+    table = [_FREE_ROW] * slots
+    offset = len(PACK_MAGIC) + 9 + _ROW * slots
     for name, blob in entries:
-        rows.append(b"%s %012d %012d\n" % (name.encode(), offset, len(blob)))
+        key = name.encode()
+        at = _slot(key, slots)
+        while table[at] is not _FREE_ROW:
+            at = (at + 1) & (slots - 1)
+        table[at] = b"%s %012d %012d\n" % (key, offset, len(blob))
         offset += len(blob)
-    return b"".join([PACK_MAGIC, b"%08d\n" % len(entries), *rows, *(b for _, b in entries)])
+    return b"".join([PACK_MAGIC, b"%08d\n" % len(entries), *table, *(b for _, b in entries)])
 
 
 def read_entry(fd: int, name: str) -> bytes | None:
     """The bytes of entry ``name`` in the pack open as ``fd`` if the pack is a regular file
-    laid out as ``pack`` writes it, with that entry within it; None otherwise."""
+    laid out as ``pack`` writes it, with that entry within it; None otherwise. Reads the
+    rows from the name's slot to the first free one: a few rows, not the table."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         return None
     top = len(PACK_MAGIC) + 9
     head = os.pread(fd, top, 0)
     count = head[len(PACK_MAGIC):top - 1]
-    # A pack holds under FLUSH_BYTES + MAX_ENTRY_BYTES of entries, each over 200 bytes: its
-    # row table is under 40 MB. (A sparse file of any size could claim one of 9 GB.)
     if (len(head) != top or not head.startswith(PACK_MAGIC) or not count.isdigit()
-            or head[-1:] != b"\n" or top + _ROW * int(count) > info.st_size
-            or _ROW * int(count) > MAX_ENTRY_BYTES):
+            or head[-1:] != b"\n"):
         return None
-    rows = os.pread(fd, _ROW * int(count), top)
-    at = rows.find(name.encode() + b" ")
-    while at >= 0 and at % _ROW:
-        at = rows.find(name.encode() + b" ", at + 1)
-    if at < 0:
+    slots = _slots(int(count))
+    # A pack holds under FLUSH_BYTES + MAX_ENTRY_BYTES of entries, each over 200 bytes: its
+    # row table is under 80 MB. (A sparse file of any size could claim one of 18 GB.)
+    key = name.encode()
+    if top + _ROW * slots > info.st_size or _ROW * slots > 2 * MAX_ENTRY_BYTES or len(key) != 64:
         return None
-    row = rows[at:at + _ROW]
+    row = _find_row(fd, key, top, slots)
+    if row is None:
+        return None
     offset, length = row[65:77], row[78:90]
     if not (offset.isdigit() and length.isdigit() and row[-1:] == b"\n"):
         return None
@@ -270,6 +329,27 @@ def read_entry(fd: int, name: str) -> bytes | None:
         return None
     blob = os.pread(fd, length_n, offset_n)
     return blob if len(blob) == length_n else None
+
+
+def _find_row(fd: int, key: bytes, top: int, slots: int) -> bytes | None:
+    """The row of ``key`` in the row table at ``top`` (``slots`` rows), probing from its
+    slot; None at the first free row, or after every row (a table with no free row)."""
+    at = _slot(key, slots)
+    seen = 0
+    while seen < slots:
+        n = min(_PROBE_ROWS, slots - at, slots - seen)
+        rows = os.pread(fd, _ROW * n, top + _ROW * at)
+        if len(rows) != _ROW * n:
+            return None
+        for i in range(0, len(rows), _ROW):
+            row = rows[i:i + _ROW]
+            if row.startswith(key) and row[64:65] == b" ":
+                return row
+            if row == _FREE_ROW:
+                return None
+        seen += n
+        at = (at + n) & (slots - 1)
+    return None
 
 
 def encode(name: str, parsed: ParsedFile) -> bytes | None:

@@ -100,8 +100,6 @@ def bad_tree(source: Path, outside: Path) -> dict[str, str]:
         "utf16.md": "UTF-16",
         "utf16be.md": "UTF-16",
         "nul.md": "binary",
-        "deep/enum.rst": "too deeply nested",
-        "deep/quote.rst": "too deeply nested",
         "leak.md": "symlink leaves the source tree",
         "leak-relative.md": "symlink leaves the source tree",
         "leakdir": "symlinked directory not followed",
@@ -118,7 +116,9 @@ def bad_tree(source: Path, outside: Path) -> dict[str, str]:
 GOOD = ["good.md", "with space.md", "new\nline.md", "héllo wörld.md", "bom.md", "alias.md",
         "headings.md", "deep/quote.md", "deep/quote-lines.md", "deep/list.md",
         "deep/list-lines.md", "deep/html.md", "deep/link.md",
-        "deep/list.rst", "fence.md", "tilde.md", "table.rst", "bad-title.rst"]
+        # nested RST bodies are not parsed (indexer.rst_structure): deep ones index too
+        "deep/list.rst", "deep/enum.rst", "deep/quote.rst",
+        "fence.md", "tilde.md", "table.rst", "bad-title.rst"]
 
 
 def _skipped(stderr: str) -> dict[str, str]:

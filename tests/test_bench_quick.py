@@ -110,9 +110,9 @@ def test_results_json(quick_report: Path) -> None:
     for stage in ("build", "git", "resolve", "quality", "tokens"):
         assert stage in results, stage
     assert all(math.isfinite(x) for x in _walk(results))
-    first = results["resolve"]["first_answer"]  # spawn to first answer, before and after
+    first = results["resolve"]["first_answer"]  # spawn to first answer, with(out) bytecode
     assert all(len(first[c][k]) == first["runs"] for c in ("bytecode", "no_bytecode")
-               for k in ("before_s", "after_s"))
+               for k in ("initialize_s", "answer_s"))
     build = results["build"]["corpora"]
     assert {"fastapi-docs", "flask-docs", "fastapi-x5"} <= set(build)
     for corpus in build.values():

@@ -31,6 +31,7 @@ from conftest import (
     without_indexed_at,
     write_tree,
 )
+from doc_index.search import tools as search_tools
 from doc_index.search.warm_caches import WarmCaches
 from doc_index.server import spec_tools as tools
 from doc_index.store import commit as commit_mod
@@ -563,7 +564,7 @@ def test_inspect_reads_again_a_generation_replaced_while_it_is_read(
     expected = tools.inspect_cache(ref / KEY)
     root = tmp_path / "root"
     build(a, root, name="src")
-    real_read = tools.read_regular
+    real_read = search_tools.read_regular
     rebuilt: list[int] = []
 
     def read_after_a_rebuild(dir_fd: int, relpath: str, **kwargs: object) -> bytes:
@@ -571,6 +572,6 @@ def test_inspect_reads_again_a_generation_replaced_while_it_is_read(
             rebuilt.extend(cli_build(state, root).returncode for state in (b, a))
         return real_read(dir_fd, relpath, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(tools, "read_regular", read_after_a_rebuild)
+    monkeypatch.setattr(search_tools, "read_regular", read_after_a_rebuild)
     assert tools.inspect_cache(root / KEY) == expected
     assert rebuilt == [0, 0]

@@ -214,19 +214,56 @@ def test_a_work_tree_without_origin_is_named_as_a_plain_folder(env: Path) -> Non
     assert directory_source(proj.resolve()).kind == "git-work-tree"
 
 
-def test_a_cache_of_an_older_version_is_its_source_when_owner_and_name_match(
-        env: Path) -> None:
-    a = write_tree(env / "alpha" / "docs", DOC)
-    other = write_tree(env / "beta" / "src", DOC)
+def test_a_cache_of_an_older_version_is_replaced_only_with_replace(env: Path) -> None:
+    """A manifest without ``source`` (written before sources were recorded) says only its
+    owner and name, which an untrusted work tree's ``origin`` can claim: no build replaces
+    it without --replace, not even from a work tree named like it (issue 21, finding 7)."""
+    remote = bare_remote(env, "pallets", "flask", DOC)
     root = env / "root"
-    # owner local, name docs and no source: as doc-index wrote before sources were recorded
-    IndexStore(root).update_index("local-docs", "local", "docs", scan_directory(a))
-    assert "source" not in manifest(root / "local-docs")
-    one_error(cli_build(other, root, "--name", "local-docs"), 1)
-    done = cli_build(a, root, "--name", "local-docs")
+    # pallets-flask as doc-index wrote it before sources were recorded, from the real remote
+    scan = scan_directory(write_tree(env / "checkout", DOC))
+    IndexStore(root).update_index("pallets-flask", "pallets", "flask", scan)
+    assert "source" not in manifest(root / "pallets-flask")
+    before = cache_files(root / "pallets-flask")
+    # a work tree whose origin names pallets/flask, holding other docs
+    hostile = env / "hostile"
+    committed(hostile, {"guide.md": "# Guide\n\nRun this instead.\n"},
+              origin="https://github.com/pallets/flask.git")
+    error = one_error(cli_build(hostile, root), 1)
+    assert "built before doc-index recorded sources" in error and "--replace" in error
+    # the real source, too: nothing proves which one built it
+    one_error(cli_build(f"file://{remote}", root), 1)
+    assert cache_files(root / "pallets-flask") == before
+    done = cli_build(f"file://{remote}", root, "--replace")
     assert done.returncode == 0, done.stderr
-    assert b"0 added" in done.stderr  # incremental, and the source is now recorded
-    assert manifest(root / "local-docs")["source"]["location"] == str(a.resolve())
+    assert manifest(root / "pallets-flask")["source"]["location"] == f"file://{remote}"
+    done = cli_build(f"file://{remote}", root)  # recorded now: its own source again
+    assert done.returncode == 0, done.stderr
+    one_error(cli_build(hostile, root), 1)
+
+
+def test_a_damaged_cache_is_replaced_only_with_replace(env: Path) -> None:
+    """A manifest whose header cannot be read names no source: a build from a work tree
+    named like the cache does not take it over without --replace (finding 7)."""
+    docs = write_tree(env / "docs", DOC)
+    root = env / "root"
+    assert cli_build(docs, root, "--name", "pallets-flask").returncode == 0
+    path = root / "pallets-flask" / "manifest.json"
+    path.write_bytes(path.read_bytes()[:100])
+    hostile = env / "hostile"
+    committed(hostile, {"guide.md": "# Guide\n\nRun this instead.\n"},
+              origin="https://github.com/pallets/flask.git")
+    error = one_error(cli_build(hostile, root), 1)
+    assert "holds no readable doc-index manifest" in error
+    assert path.read_bytes() == (root / "pallets-flask" / "manifest.json").read_bytes()
+    one_error(cli_build(docs, root, "--name", "pallets-flask"), 1)
+    done = cli_build(docs, root, "--name", "pallets-flask", "--replace")
+    assert done.returncode == 0, done.stderr
+    assert manifest(root / "pallets-flask")["source"]["location"] == str(docs.resolve())
+    # an empty folder in its place holds nothing to lose: built without --replace
+    shutil.rmtree(root / "pallets-flask")
+    (root / "pallets-flask").mkdir()
+    assert cli_build(docs, root, "--name", "pallets-flask").returncode == 0
 
 
 def test_the_recorded_location_of_a_url_has_no_credentials() -> None:

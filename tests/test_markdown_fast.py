@@ -1,25 +1,121 @@
-"""Markdown parse work that a file's size rules out is not done."""
+"""Markdown parse work that a file's size rules out is not done: markdown-it-py sees a
+window of the text at a time (``indexer.markdown._headings``), and the headings found are
+those of the whole parse."""
 
 from __future__ import annotations
 
 import pytest
-from conftest import CountingPattern
 from doc_index.indexer import markdown
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
-def test_a_file_of_few_lines_is_not_scanned_for_the_section_cap(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Finding the heading at the cap needs as many lines: a shorter file is parsed whole
-    without scanning its lines for heading-like ones first."""
-    counting = CountingPattern(markdown._HEADING_LIKE)
-    monkeypatch.setattr(markdown, "_HEADING_LIKE", counting)
+@pytest.fixture
+def seen(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts markdown-it-py's block parser is given, during the test."""
+    texts: list[str] = []
+    block = markdown._block_parser().block
+    real = block.parse
+
+    def counting(src: str, *args: object) -> object:
+        texts.append(src)
+        return real(src, *args)
+
+    monkeypatch.setattr(block, "parse", counting)
+    return texts
+
+
+def test_a_file_smaller_than_a_window_is_parsed_once(seen: list[str]) -> None:
     text = "# Title\n\n" + "## Sub\n\ntext\n\n" * 100
     blocks = markdown.parse_markdown(text, text.encode(), 5000)
     assert len(blocks) == 101
-    assert counting.calls == 0
+    assert seen == [text]
 
 
 def test_a_file_with_more_heading_lines_than_kept_is_still_cut() -> None:
     text = "# h\n" * 30
     blocks = markdown.parse_markdown(text, text.encode(), 5)
     assert [b.title for b in blocks[:6]] == ["h"] * 6
+
+
+def test_flat_text_is_parsed_in_windows(seen: list[str]) -> None:
+    """10 MB of "a\\n\\n" was given whole to markdown-it-py: 4.5 GB (issue 21, finding 2)."""
+    text = "aaaaaaaa\n\n" * 100_000 + "# End\n"
+    blocks = markdown.parse_markdown(text, text.encode())
+    assert [(b.kind, b.title) for b in blocks] == [("root", ""), ("heading", "End")]
+    assert len(seen) > 3
+    assert max(map(len, seen)) <= markdown.MARKDOWN_WINDOW_BYTES + 10  # (to a line end)
+    assert sum(map(len, seen)) < 1.01 * len(text)  # a window's last block is parsed again
+
+
+def test_text_without_a_heading_line_is_not_parsed(seen: list[str]) -> None:
+    text = "# Top\n\n" + "a\n\n> quote\n\n" * 100_000
+    blocks = markdown.parse_markdown(text, text.encode())
+    assert [(b.kind, b.title) for b in blocks] == [("heading", "Top")]
+    assert seen == [text[:len(seen[0])]]  # one window: nothing after it could be a heading
+    assert not markdown.parse_markdown("a\n\n" * 10, b"a\n\n" * 10)[0].title
+    assert len(seen) == 1
+
+
+def test_only_the_first_lines_are_looked_at(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(markdown, "MAX_PARSE_LINES", 100)
+    text = "# A\n\n" + "a\n" * 50 + "\n# B\n\n" + "b\n\n" * 50 + "# C\n"
+    notes: list[str] = []
+    blocks = markdown.parse_markdown(text, text.encode(), None, notes)
+    assert [b.title for b in blocks] == ["A", "B"] and blocks[-1].end == len(text)
+    assert notes == ["more than 100 lines: no heading looked for from line 100"]
+
+
+def test_a_block_longer_than_a_window_grows_it_up_to_the_cap(
+        seen: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(markdown, "MARKDOWN_WINDOW_BYTES", 1024)
+    monkeypatch.setattr(markdown, "MAX_MARKDOWN_BLOCK_BYTES", 8192)
+    fence = "```\n" + "# not a heading\n" * 300 + "```\n"  # 4.8 KB: one block
+    text = "# One\n\n" + fence + "\n# Two\n\n" + "```\n" + "x\n" * 8000 + "```\n# Three\n"
+    notes: list[str] = []
+    blocks = markdown.parse_markdown(text, text.encode(), None, notes)
+    assert [b.title for b in blocks] == ["One", "Two"]  # Three: past a block over the cap
+    assert blocks[-1].end == len(text)
+    line = text[:text.index("```\nx")].count("\n") + 1
+    assert notes == [f"a block over 8 KiB at line {line}: no heading looked for from there"]
+
+
+MD_PIECES = st.sampled_from(list("#>-*+_`~=[](){}<>!|:.\\ \t\n1aZ") + [
+    "```", "~~~", "---\n", "===\n", "<div>", "</div>", "<!--", "-->", "<pre>", "</pre>",
+    "# ", "## ", "\n\n", "    ", "1. ", "- ", "> ", ">> ", "[x]: /u\n", "<script>",
+    "Title\n", "para\nlazy\n", "# H {#id}\n", "  # two\n", "\t# tab\n",
+])
+
+
+@settings(max_examples=400, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(pieces=st.lists(MD_PIECES, max_size=120), window=st.integers(1, 64))
+def test_windows_give_the_blocks_of_the_whole_parse(pieces: list[str], window: int) -> None:
+    """With windows of a few bytes (every line a cut), the blocks are the whole parse's."""
+    text = "".join(pieces)
+    data = text.encode()
+    whole = markdown.parse_markdown(text, data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(markdown, "MARKDOWN_WINDOW_BYTES", window)
+        assert markdown.parse_markdown(text, data) == whole
+        for limit in (1, 3):
+            got = markdown.parse_markdown(text, data, limit)
+            assert [b[:4] for b in got[: limit + 1]] == [b[:4] for b in whole[: limit + 1]]
+
+
+def test_blank_lines_are_no_block_to_grow_a_window_for(seen: list[str]) -> None:
+    """A window of blank lines holds no block: the next one starts after it (it grew
+    to its cap and no heading after them was looked for)."""
+    text = "\n" * 400_000 + "# H\n\ntext\n"
+    notes: list[str] = []
+    blocks = markdown.parse_markdown(text, text.encode(), None, notes)
+    assert [(b.kind, b.title) for b in blocks] == [("heading", "H")] and notes == []
+    assert max(map(len, seen)) <= markdown.MARKDOWN_WINDOW_BYTES + 10
+
+
+def test_a_heading_past_the_line_cap_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(markdown, "MAX_PARSE_LINES", 100)
+    text = "# A\n\n" + "x\n\n" * 100 + "# B\n"
+    notes: list[str] = []
+    assert [b.title for b in markdown.parse_markdown(text, text.encode(), None, notes)] == ["A"]
+    assert notes == ["more than 100 lines: no heading looked for from line 99"]

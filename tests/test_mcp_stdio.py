@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SAFETY_TIMEOUT
 from mcp_support import (
     CACHE_NAMES,
     FIXTURES,
@@ -39,15 +42,49 @@ UNDERSCORE = ["context_resolve", "context_list_caches", "context_inspect_cache"]
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_root(tmp_path_factory.mktemp("mcp") / "root")
+    """The fixture caches, a damaged one, and names that lead out of the root."""
+    base = tmp_path_factory.mktemp("mcp")
+    root = make_root(base / "root")
+    (root / "broken").mkdir()
+    (root / "broken" / "manifest.json").write_text("not valid json")
+    outside = base / "outside"
+    shutil.copytree(root / "minimal", outside / "cache")
+    (root / "escape").symlink_to(outside / "cache")
+    (root / "hardlinked").mkdir()
+    os.link(outside / "cache" / "manifest.json", root / "hardlinked" / "manifest.json")
+    if os.geteuid() == 0:  # another owner's file: what a hard link must not smuggle in
+        os.chown(outside / "cache" / "manifest.json", 65534, 65534)
+    (root / "inner-escape").mkdir()
+    (root / "inner-escape" / "manifest.json").symlink_to(outside / "cache" / "manifest.json")
+    return root
+
+
+def check_initialize(response: dict[str, Any], request_id: Any, version: str) -> None:
+    assert response["id"] == request_id
+    result = response["result"]
+    assert result["protocolVersion"] == version
+    assert result["serverInfo"]["name"] == "doc-index"
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+
+
+def initialized_server(root: Path, style: str, version: str) -> Iterator[RawServer]:
+    with RawServer(server_argv(root, style)) as srv:
+        # No notifications/initialized: every test below is a request sent after the
+        # initialize answer and before that notification.
+        check_initialize(srv.request(initialize(0, version)), 0, version)
+        yield srv
 
 
 @pytest.fixture(scope="module")
-def server(root: Path) -> Any:
-    """One initialized dotted-name server shared by the read-only tests of this module."""
-    with RawServer(server_argv(root)) as srv:
-        assert srv.request(initialize())["result"]["protocolVersion"] == "2024-11-05"
-        yield srv
+def server(root: Path) -> Iterator[RawServer]:
+    """One initialized dotted-name server shared by the tests of this module that need
+    no fresh one."""
+    yield from initialized_server(root, "dotted", "2024-11-05")
+
+
+@pytest.fixture(scope="module")
+def underscore_server(root: Path) -> Iterator[RawServer]:
+    yield from initialized_server(root, "underscore", "2025-11-25")
 
 
 def call(srv: RawServer, name: str, arguments: Any, request_id: int = 99) -> dict[str, Any]:
@@ -73,61 +110,23 @@ def cli_expectation(args: list[str]) -> tuple[str, bool]:
 # handshake and listing ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("asked", "answered"),
-    [
-        ("2024-11-05", "2024-11-05"),
-        ("2025-03-26", "2025-03-26"),
-        ("2025-06-18", "2025-06-18"),
-        ("2025-11-25", "2025-11-25"),
-        ("1999-01-01", "2025-11-25"),
-    ],
-)
 def test_initialize_answers_the_clients_protocol_version(
-    root: Path, asked: str, answered: str
+    server: RawServer, underscore_server: RawServer, root: Path
 ) -> None:
+    """The shared servers were opened with 2024-11-05 and 2025-11-25 (the fixtures check
+    the answers); a version the SDK does not know gets its latest."""
     with RawServer(server_argv(root)) as srv:
-        response = srv.request(initialize(7, asked))
-        assert response["id"] == 7
-        result = response["result"]
-        assert result["protocolVersion"] == answered
-        assert result["serverInfo"]["name"] == "doc-index"
-        assert result["capabilities"] == {"tools": {"listChanged": False}}
+        check_initialize(srv.request(initialize(7, "1999-01-01")), 7, "2025-11-25")
         assert srv.close() == []
-        assert b"differs" not in srv.stderr
-
-
-def test_the_early_initialize_answer_is_the_sdks_answer(root: Path) -> None:
-    """The answer sent before the SDK is loaded is byte-identical to the SDK's own."""
-    for style in ("dotted", "underscore"):
-        for version in ("2024-11-05", "2025-11-25", "2030-01-01"):
-            frames = []
-            for fast in (True, False):
-                code = (
-                    "import sys; from pathlib import Path; "
-                    "from doc_index.server.mcp_server import run; "
-                    f"sys.exit(run(Path({str(root)!r}), {style!r}, fast_init={fast}))"
-                )
-                with RawServer(python_argv(code)) as srv:
-                    srv.send(initialize("x", version))
-                    frames.append(srv.recv_line())
-                    srv.close()
-            assert frames[0] == frames[1]
-
-
-def test_handshake_versions_match_the_sdk() -> None:
-    from doc_index.server import mcp_wire
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
-
-    assert mcp_wire.HANDSHAKE_PROTOCOL_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
-    assert mcp_wire.LATEST_HANDSHAKE_VERSION == LATEST_HANDSHAKE_VERSION
+    assert srv.proc.returncode == 0
 
 
 @pytest.mark.parametrize(("style", "names"), [("dotted", DOTTED), ("underscore", UNDERSCORE)])
-def test_tools_list_has_exactly_the_three_tools(root: Path, style: str, names: list[str]) -> None:
-    with RawServer(server_argv(root, style)) as srv:
-        srv.request(initialize())
-        tools = srv.request({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["result"]["tools"]
+def test_tools_list_has_exactly_the_three_tools(
+    request: pytest.FixtureRequest, style: str, names: list[str]
+) -> None:
+    srv = request.getfixturevalue("server" if style == "dotted" else "underscore_server")
+    tools = srv.request({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["result"]["tools"]
     assert [tool["name"] for tool in tools] == names
     schemas = {tool["name"]: tool["inputSchema"] for tool in tools}
     for schema in schemas.values():
@@ -141,24 +140,30 @@ def test_tools_list_has_exactly_the_three_tools(root: Path, style: str, names: l
 
 
 @pytest.mark.parametrize("style", ["dotted", "underscore"])
-def test_both_spellings_are_accepted(root: Path, style: str) -> None:
+def test_both_spellings_are_accepted(
+    request: pytest.FixtureRequest, root: Path, style: str
+) -> None:
+    srv = request.getfixturevalue("server" if style == "dotted" else "underscore_server")
     expected, _ = cli_expectation(["list-caches", "--root", str(root)])
-    with RawServer(server_argv(root, style)) as srv:
-        srv.request(initialize())
-        for i, name in enumerate(["context.list_caches", "context_list_caches"]):
-            assert result_text(call(srv, name, {}, i)) == expected
+    for i, name in enumerate(["context.list_caches", "context_list_caches"]):
+        assert result_text(call(srv, name, {}, i)) == expected
 
 
-def test_calls_work_without_the_initialized_notification(root: Path) -> None:
+def test_requests_pipelined_with_initialize_are_answered_then_eof(root: Path) -> None:
+    """Written at once, before notifications/initialized, then stdin closed."""
     expected, _ = cli_expectation(["list-caches", "--root", str(root)])
     with RawServer(server_argv(root)) as srv:
         srv.send(initialize(), tool_call(1, "context.list_caches", {}))
         srv.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         srv.send(tool_call(3, "context.inspect_cache", {"cache": "minimal"}))
-        responses = {r["id"]: r for r in [srv.recv() for _ in range(4)]}
-        assert result_text(responses[1]) == expected
-        assert len(responses[2]["result"]["tools"]) == 3
-        assert "isError" not in responses[3]["result"]
+        responses = srv.close()
+    assert responses[0]["id"] == 0 and "protocolVersion" in responses[0]["result"]
+    by_id = {r["id"]: r for r in responses[1:]}
+    assert sorted(by_id) == [1, 2, 3] and len(responses) == 4
+    assert result_text(by_id[1]) == expected
+    assert len(by_id[2]["result"]["tools"]) == 3
+    assert "isError" not in by_id[3]["result"]
+    assert srv.proc.returncode == 0
 
 
 # tool texts are the CLI's bytes ------------------------------------------------------
@@ -262,35 +267,39 @@ def test_other_argument_errors(
     assert tool_error(call(server, name, arguments)) == error_text(code)
 
 
-def test_cache_invalid(tmp_path: Path) -> None:
-    root = make_root(tmp_path / "root")
-    (root / "broken").mkdir()
-    (root / "broken" / "manifest.json").write_text("not valid json")
+def test_cache_invalid(server: RawServer, root: Path) -> None:
     expected, is_error = cli_expectation(
         ["resolve", "--cache", str(root / "broken"), "--query", "x", "--budget", "10"]
     )
     assert is_error and expected == error_text("cache_invalid")
-    with RawServer(server_argv(root)) as srv:
-        srv.request(initialize())
-        arguments = {"cache": "broken", "query": "x", "budget": 10}
-        assert tool_error(call(srv, "context.resolve", arguments)) == expected
+    arguments = {"cache": "broken", "query": "x", "budget": 10}
+    assert tool_error(call(server, "context.resolve", arguments)) == expected
 
 
 FAULTS = """
 import errno, sys
 from pathlib import Path
+from doc_index.server import mcp_server
 from doc_index.server import spec_tools as tools
 def io_error(*args, **kwargs):
     raise OSError(errno.EIO, "Input/output error")
-def crash(*args, **kwargs):
+def crash(cache_dir):
+    if cache_dir.name == "realistic":
+        return "past the tool\\n"
     raise RuntimeError("secret detail /etc/passwd")
 def noisy(*args, **kwargs):
     print("stray output from a tool")
     sys.stdout.flush()
     return "fine\\n"
+tool_result = mcp_server.tool_result
+def result_that_breaks(reply):  # an exception past the tool code, in the SDK's handler
+    if reply.text == "past the tool\\n":
+        raise RuntimeError("secret detail /etc/shadow")
+    return tool_result(reply)
 tools.resolve = io_error
 tools.inspect_cache = crash
 tools.list_caches = noisy
+mcp_server.tool_result = result_that_breaks
 from doc_index.cli import main
 sys.exit(main(["serve", "--root", {root!r}]))
 """
@@ -305,6 +314,9 @@ def test_io_error_internal_error_and_stray_output(root: Path) -> None:
         assert tool_error(inspect) == error_text("internal_error")
         assert "secret" not in json.dumps(inspect)
         assert result_text(call(srv, "context.list_caches", {})) == "fine\n"
+        # The SDK answers a handler's exception with code 0 and its text: never sent.
+        broken = call(srv, "context.inspect_cache", {"cache": "realistic"})
+        assert broken["error"] == {"code": -32603, "message": "Internal error"}
         assert srv.close() == []
     assert b"stray output from a tool" in srv.stderr
     assert b"RuntimeError" in srv.stderr  # the traceback is logged, on stderr only
@@ -325,17 +337,8 @@ def test_arguments_that_are_not_an_object(server: RawServer) -> None:
 # traversal ---------------------------------------------------------------------------
 
 
-def test_traversal_attempts_are_cache_missing(tmp_path: Path) -> None:
-    root = make_root(tmp_path / "root")
-    outside = tmp_path / "outside"
-    shutil.copytree(root / "minimal", outside / "cache")
-    (root / "escape").symlink_to(outside / "cache")
-    (root / "hardlinked").mkdir()
-    os.link(outside / "cache" / "manifest.json", root / "hardlinked" / "manifest.json")
-    if os.geteuid() == 0:  # another owner's file: what a hard link must not smuggle in
-        os.chown(outside / "cache" / "manifest.json", 65534, 65534)
-    (root / "inner-escape").mkdir()
-    (root / "inner-escape" / "manifest.json").symlink_to(outside / "cache" / "manifest.json")
+def test_traversal_attempts_are_cache_missing(server: RawServer, root: Path) -> None:
+    outside = root.parent / "outside"
     names = [
         "..",
         "../outside/cache",
@@ -352,19 +355,17 @@ def test_traversal_attempts_are_cache_missing(tmp_path: Path) -> None:
         "inner-escape",
         *(["hardlinked"] if os.geteuid() == 0 else []),
     ]
-    with RawServer(server_argv(root)) as srv:
-        srv.request(initialize())
-        for i, name in enumerate(names):
-            resolve = call(srv, "context.resolve", {"cache": name, "query": "x", "budget": 9}, i)
-            assert tool_error(resolve) == error_text("cache_missing"), name
-            inspect = call(srv, "context.inspect_cache", {"cache": name}, i)
-            assert tool_error(inspect) == error_text("cache_missing"), name
+    for i, name in enumerate(names):
+        resolve = call(server, "context.resolve", {"cache": name, "query": "x", "budget": 9}, i)
+        assert tool_error(resolve) == error_text("cache_missing"), name
+        inspect = call(server, "context.inspect_cache", {"cache": name}, i)
+        assert tool_error(inspect) == error_text("cache_missing"), name
 
 
 # transport robustness ----------------------------------------------------------------
 
 
-def test_every_request_read_before_eof_is_answered_while_the_sdk_loads(root: Path) -> None:
+def test_every_request_read_before_eof_is_answered_from_a_cold_start(root: Path) -> None:
     calls = [
         tool_call(i, "context.resolve", {"cache": "realistic", "query": "deployment", "budget": 50})
         for i in range(1, 31)
@@ -396,12 +397,7 @@ def test_every_request_read_before_eof_is_answered_when_warm(root: Path) -> None
     assert all("result" in r for r in responses)
 
 
-def test_pipelined_initialize_and_tools_list_then_eof(root: Path) -> None:
-    with RawServer(server_argv(root)) as srv:
-        srv.send(initialize(), {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-        responses = srv.close()
-    assert [r["id"] for r in responses] == [0, 1]
-    assert len(responses[1]["result"]["tools"]) == 3
+PING = {"jsonrpc": "2.0", "id": "sync", "method": "ping"}
 
 
 @pytest.mark.parametrize(
@@ -410,10 +406,11 @@ def test_pipelined_initialize_and_tools_list_then_eof(root: Path) -> None:
         b"garbage",
         b"{",
         b'{"jsonrpc":"2.0","id":1,"method":"tools/list"',
-        b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":NaN}}',
         b'\xff\xfe{"jsonrpc":"2.0"}',
-        b'{"jsonrpc":"2.0","id":1,"method":"t\xc3"}',
+        b'{"jsonrpc":"2.0","id":1,"method":"t\xc3"}',  # not UTF-8: not read as "t\ufffd"
+        b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',  # a lone surrogate
         b"[" * 100_000,
+        b'{"jsonrpc":"2.0","id":1,"method":"ping"}' + b" " * (5 << 20),  # over 4 MiB
     ],
 )
 def test_unparseable_line_gets_parse_error_and_the_server_goes_on(
@@ -428,19 +425,28 @@ def test_unparseable_line_gets_parse_error_and_the_server_goes_on(
     assert len(server.request({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["result"])
 
 
-def test_oversized_line_is_a_parse_error(root: Path) -> None:
-    big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * (5 << 20) + b'"}}'
-    with RawServer(server_argv(root)) as srv:
-        srv.send_raw(big + b"\n")
-        assert srv.recv()["error"]["code"] == -32700
-        assert srv.request(initialize(3))["id"] == 3
+def test_nan_and_infinity_are_numbers_to_the_sdk_and_no_budget(server: RawServer) -> None:
+    """The SDK's JSON parser reads NaN and Infinity (1e999 too) as numbers."""
+    for i, value in enumerate([b"NaN", b"Infinity", b"-Infinity", b"1e999"]):
+        server.send_raw(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":'
+                        b'"context.resolve","arguments":{"cache":"minimal","query":"x",'
+                        b'"budget":%s}}}\n' % (i, value))
+        response = server.recv()
+        assert response["id"] == i
+        assert tool_error(response) == error_text("invalid_budget")
 
 
-def test_garbage_before_initialize_and_blank_lines(root: Path) -> None:
+def test_garbage_blank_lines_and_a_clean_exit(root: Path) -> None:
+    """Before initialize too; stdout carries only JSON-RPC, the reasons go to stderr."""
     with RawServer(server_argv(root)) as srv:
-        srv.send_raw(b"not json\n\n   \r\n")
-        assert srv.recv()["error"]["code"] == -32700
-        assert srv.request(initialize())["result"]["protocolVersion"] == "2024-11-05"
+        srv.send_raw(b"not json\n\n   \r\n[]\n")
+        srv.send(initialize(), {"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        srv.send(tool_call(3, "context.resolve", {"cache": "nope", "query": "", "budget": 1}))
+        responses = srv.close()
+    outcome = sorted((str(r["id"]), r.get("error", {}).get("code", 0)) for r in responses)
+    assert outcome == [("0", 0), ("2", 0), ("3", 0), ("None", -32700), ("None", -32600)]
+    assert srv.proc.returncode == 0
+    assert b"unparseable line" in srv.stderr and b"Traceback" not in srv.stderr
 
 
 @pytest.mark.parametrize(
@@ -453,10 +459,8 @@ def test_garbage_before_initialize_and_blank_lines(root: Path) -> None:
         ({"jsonrpc": "2.0", "id": 7}, 7),
         ({"jsonrpc": "1.0", "id": 8, "method": "ping"}, 8),
         ({"jsonrpc": "2.0", "id": 9, "method": 5}, 9),
-        ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None),
-        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None),
-        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, None),
         ({"jsonrpc": "2.0", "id": 10, "method": "ping", "params": [1]}, 10),
+        ({"id": "eleven", "method": "ping"}, "eleven"),
     ],
 )
 def test_json_that_is_not_json_rpc_is_an_invalid_request(
@@ -468,14 +472,23 @@ def test_json_that_is_not_json_rpc_is_an_invalid_request(
     assert server.request({"jsonrpc": "2.0", "id": 2, "method": "ping"})["result"] == {}
 
 
-def test_the_server_exits_cleanly_after_garbage(root: Path) -> None:
-    with RawServer(server_argv(root)) as srv:
-        srv.send_raw(b"garbage\n[]\n")
-        srv.send(initialize(), {"jsonrpc": "2.0", "id": 2, "method": "ping"})
-        responses = srv.close()
-    outcome = sorted((str(r["id"]), r.get("error", {}).get("code", 0)) for r in responses)
-    assert outcome == [("0", 0), ("2", 0), ("None", -32700), ("None", -32600)]
-    assert srv.proc.returncode == 0
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": True, "method": "ping"},
+        {"jsonrpc": "2.0", "id": None, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 3, "result": 5},  # a malformed response from the client
+    ],
+)
+def test_what_the_sdk_reads_as_a_notification_or_a_response_gets_no_answer(
+    server: RawServer, message: Any
+) -> None:
+    """An id that is not a string or an integer: the SDK reads a notification. The ping
+    after it is answered first: nothing was sent for the message (the SDK answers in
+    order what it is not still running, and a notification never)."""
+    server.send(message, PING)
+    assert server.recv() == {"jsonrpc": "2.0", "id": "sync", "result": {}}
 
 
 def test_unknown_method(server: RawServer) -> None:
@@ -485,24 +498,25 @@ def test_unknown_method(server: RawServer) -> None:
     assert response["error"]["code"] == -32601
 
 
-def test_a_rebuilt_cache_is_noticed_on_the_next_call(tmp_path: Path) -> None:
-    root = make_root(tmp_path / "root")
+def test_a_rebuilt_cache_is_noticed_on_the_next_call(server: RawServer, root: Path) -> None:
     shutil.copytree(root / "minimal", root / "swapped")
     arguments = {"cache": "swapped", "query": "deployment", "budget": 4000}
     cli = ["resolve", "--cache", str(root / "swapped"), "--query", "deployment", "--budget", "4000"]
-    with RawServer(server_argv(root)) as srv:
-        srv.request(initialize())
+    try:
         before, _ = cli_expectation(cli)
-        assert result_text(call(srv, "context.resolve", arguments)) == before
-        assert result_text(call(srv, "context.resolve", arguments)) == before
+        assert result_text(call(server, "context.resolve", arguments)) == before
+        assert result_text(call(server, "context.resolve", arguments)) == before
         shutil.copytree(root / "realistic", root / ".swapped.new")
         os.rename(root / "swapped", root / ".swapped.old")
         os.rename(root / ".swapped.new", root / "swapped")
         after, _ = cli_expectation(cli)
         assert after != before
-        assert result_text(call(srv, "context.resolve", arguments)) == after
+        assert result_text(call(server, "context.resolve", arguments)) == after
         shutil.rmtree(root / "swapped")
-        assert tool_error(call(srv, "context.resolve", arguments)) == error_text("cache_missing")
+        assert tool_error(call(server, "context.resolve", arguments)) == error_text("cache_missing")
+    finally:
+        for name in ("swapped", ".swapped.new", ".swapped.old"):
+            shutil.rmtree(root / name, ignore_errors=True)
 
 
 # read-only, no writes, no sockets ----------------------------------------------------
@@ -567,14 +581,18 @@ def test_read_only_root_works_and_nothing_is_written(tmp_path: Path) -> None:
             os.chmod(dirpath, 0o755)
 
 
-def test_stdout_carries_only_json_rpc(root: Path) -> None:
-    with RawServer(server_argv(root)) as srv:
-        srv.request(initialize())
-        srv.send_raw(b"garbage\n")
-        srv.send(tool_call(1, "context.resolve", {"cache": "nope", "query": "", "budget": 1}))
-        lines = srv.close()
-    assert all(set(r) == {"jsonrpc", "id", "error"} or "result" in r for r in lines)
-    assert b"unparseable" in srv.stderr
+def test_a_client_that_closed_stdout_ends_the_server_quietly(root: Path) -> None:
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen(server_argv(root), stdin=subprocess.PIPE, stdout=write_end,
+                            stderr=subprocess.PIPE)
+    os.close(write_end)
+    os.close(read_end)  # nobody will read the answers
+    pings = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(1, 5)]
+    _, stderr = proc.communicate(
+        b"".join(json.dumps(m).encode() + b"\n" for m in [initialize(), *pings]),
+        timeout=SAFETY_TIMEOUT)
+    assert proc.returncode == 0, stderr
+    assert b"stdout closed" in stderr and b"Traceback" not in stderr
 
 
 def test_a_cancelled_request_does_not_hold_up_the_exit(root: Path) -> None:

@@ -1,29 +1,28 @@
-"""In-process units of the MCP server: argument checks, error mapping, the wire reader."""
+"""In-process units of the MCP server: argument checks, error mapping, the SDK stream wrappers."""
 
 from __future__ import annotations
 
 import errno
-import io
 import json
 import os
-import queue
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
+import mcp_types as types
 import pytest
-from conftest import SAFETY_TIMEOUT
-from doc_index.server.mcp_early import EarlyAnswers
-from doc_index.server.mcp_server import fast_initialize, instructions
+from doc_index.server.mcp_server import instructions
 from doc_index.server.mcp_tools import CANONICAL_NAMES, ToolCalls, tool_definitions
-from doc_index.server.mcp_wire import (
-    EOF,
-    FastInitialize,
-    Inbound,
-    Reader,
-    Wire,
-    parse_line,
-    read_lines,
+from doc_index.server.mcp_transport import (
+    UNREADABLE,
+    CountedOutput,
+    HeldInput,
+    Ledger,
+    StdinLines,
+    StdoutFrames,
 )
+from mcp.shared.message import SessionMessage
 
 from doc_index.foundation.errors import (
     CacheInvalid,
@@ -156,107 +155,171 @@ def test_descriptions_tell_an_agent_what_to_do(style: str, other: str) -> None:
     assert len(json.dumps({"tools": [resolve, list_caches, inspect]})) < 2300
 
 
-# the wire ----------------------------------------------------------------------------
+# the SDK's streams, wrapped ------------------------------------------------------------
 
 
-def test_read_lines_skips_an_oversized_line_whole() -> None:
-    data = b"a" * 25 + b"\nok\n" + b"b" * 10 + b"\nlast"
-    assert list(read_lines(io.BytesIO(data), limit=8)) == [None, b"ok\n", None, b"last"]
+def lines_of(data: bytes, limit: int) -> list[str]:
+    """What StdinLines reads from a pipe holding ``data``, up to EOF (which stays EOF)."""
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, data)
+    os.close(write_fd)
+    try:
+        lines = StdinLines(read_fd, limit)
+        out = []
+        while (line := lines.read_line()) is not None:
+            out.append(line)
+        assert lines.read_line() is None
+        return out
+    finally:
+        os.close(read_fd)
+
+
+def test_stdin_lines_skip_blank_lines_and_refuse_long_or_not_utf8_ones() -> None:
+    data = b"a" * 25 + b"\nok\n\n  \r\n" + b"\xff\xfe\n" + b"b" * 10 + b"\n\xc3\xa9\nlast"
+    assert lines_of(data, limit=8) == [
+        UNREADABLE, "ok\n", UNREADABLE, UNREADABLE, "\u00e9\n", "last"]
+
+
+def test_stdout_frames_survive_a_closed_stdout() -> None:
+    read_fd, write_fd = os.pipe()
+    os.close(read_fd)
+    frames = StdoutFrames(write_fd)
+    try:
+        for _ in range(2):
+            anyio.run(frames.write, '{"jsonrpc":"2.0"}\n')
+        assert frames.broken
+    finally:
+        os.close(write_fd)
+
+
+def test_what_stdin_lines_refuse_the_sdk_cannot_parse() -> None:
+    with pytest.raises(ValueError):
+        types.jsonrpc_message_adapter.validate_json(UNREADABLE, by_name=False)
+
+
+def request(request_id: int | str, method: str = "tools/call") -> SessionMessage:
+    return SessionMessage(types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method))
+
+
+def answer(request_id: int | str, code: int | None = None) -> SessionMessage:
+    if code is None:
+        return SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result={}))
+    error = types.ErrorData(code=code, message="boom")
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+def cancel(request_id: int | str) -> SessionMessage:
+    return SessionMessage(types.JSONRPCNotification(
+        jsonrpc="2.0", method="notifications/cancelled", params={"requestId": request_id}))
+
+
+def bad_line(line: str) -> Exception:
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except Exception as exc:  # what the SDK's stdio reader puts on its stream
+        return exc
+    raise AssertionError(f"{line!r} is valid")
+
+
+Script = Callable[[HeldInput, CountedOutput], Awaitable[None]]
+
+
+def run_wrapped(inbound: list[Any], sdk: Script) -> list[Any]:
+    """Feed ``inbound`` through HeldInput (then EOF) while ``sdk`` plays the SDK on the
+    wrapped streams; the messages written to the SDK's output stream, in order."""
+
+    async def main() -> list[Any]:
+        feed, inner_read = anyio.create_memory_object_stream[Any](len(inbound))
+        inner_write, sink = anyio.create_memory_object_stream[Any](100)
+        for item in inbound:
+            feed.send_nowait(item)
+        feed.close()
+        ledger = Ledger()
+        await sdk(HeldInput(inner_read, inner_write, ledger), CountedOutput(inner_write, ledger))
+        inner_write.close()
+        return [item.message async for item in sink]
+
+    return anyio.run(main)
+
+
+def test_eof_waits_for_every_request_handed_to_the_sdk() -> None:
+    events: list[Any] = []
+
+    async def sdk(read: HeldInput, write: CountedOutput) -> None:
+        async def answer_soon(request_id: int) -> None:
+            while not read.ledger.ended:  # work on until stdin's EOF was read, and on
+                await anyio.sleep(0)
+            for _ in range(10):
+                await anyio.sleep(0)
+            events.append(request_id)
+            await write.send(answer(request_id))
+
+        async with anyio.create_task_group() as tg:
+            async for item in read:  # as the SDK's dispatcher reads
+                tg.start_soon(answer_soon, item.message.id)
+            events.append("eof")  # the SDK would cancel what is still running here
+
+    written = run_wrapped([request(1), request(2), request(3)], sdk)
+    assert events == [1, 2, 3, "eof"]
+    assert [message.id for message in written] == [1, 2, 3]
+
+
+def test_a_cancelled_request_is_not_waited_for() -> None:
+    ledger = Ledger()
+    for item in (request(1), request("2"), cancel(2)):
+        ledger.note_inbound(item.message)
+    ledger.end_of_input()
+    assert not ledger.drained.is_set()  # request 1 is still due
+    ledger.settle(answer(1).message)
+    assert ledger.drained.is_set()  # "2" was cancelled as 2 (the SDK's id coercion)
+
+
+def test_a_reused_id_is_due_twice() -> None:
+    ledger = Ledger()
+    ledger.note_inbound(request(5).message)
+    ledger.note_inbound(request(5).message)
+    ledger.end_of_input()
+    ledger.settle(answer(5).message)
+    assert not ledger.drained.is_set()
+    ledger.settle(answer(5, -32602).message)
+    assert ledger.drained.is_set()
 
 
 @pytest.mark.parametrize(
-    "line", [b"NaN", b'{"a": Infinity}', b"\xff", b"[" * 50_000, b"{", b"\xef\xbb\xbf{}"]
+    ("line", "expected"),
+    [
+        ("garbage", (None, -32700)),
+        ('{"id": "\\ud800"}', (None, -32700)),
+        ("[]", (None, -32600)),
+        ("5", (None, -32600)),
+        ('{"jsonrpc": "2.0", "id": 7}', (7, -32600)),
+        ('{"jsonrpc": "1.0", "id": "x", "method": "ping"}', ("x", -32600)),
+        ('{"jsonrpc": "2.0", "id": true, "params": 1}', (None, -32600)),
+        ('{"jsonrpc": "2.0", "id": 3, "result": 5}', None),  # a response: ignored
+        ('{"jsonrpc": "2.0", "id": 3, "error": 5}', None),
+    ],
 )
-def test_parse_line_refuses(line: bytes) -> None:
-    with pytest.raises(ValueError):
-        parse_line(line)
+def test_lines_the_sdk_refused_get_their_error(line: str, expected: Any) -> None:
+    async def sdk(read: HeldInput, write: CountedOutput) -> None:
+        assert [item async for item in read] == []
+
+    written = run_wrapped([bad_line(line)], sdk)
+    if expected is None:
+        assert written == []
+    else:
+        [error] = written
+        assert isinstance(error, types.JSONRPCError)
+        assert (error.id, error.error.code) == expected
 
 
-def test_fast_initialize_only_for_well_formed_params() -> None:
-    fast = fast_initialize("dotted")
-    good = {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {
-        "name": "c", "version": "1"}}
-    assert fast.answer({"params": good})["protocolVersion"] == "2024-11-05"
-    for bad in [None, [], {**good, "protocolVersion": 1}, {**good, "capabilities": []},
-                {**good, "clientInfo": {"name": "c"}}]:
-        assert fast.answer({"params": bad}) is None
+def test_an_error_with_code_0_goes_out_as_internal_error() -> None:
+    async def sdk(read: HeldInput, write: CountedOutput) -> None:
+        async for item in read:
+            await write.send(answer(item.message.id, 0))
 
-
-class MemoryWire(Wire):
-    def __init__(self) -> None:
-        super().__init__(-1, -1)
-        self.frames: list[bytes] = []
-
-    def write_frame(self, frame: bytes) -> None:
-        self.frames.append(frame)
-
-
-def test_reader_answers_only_an_opening_initialize() -> None:
-    wire = MemoryWire()
-    inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
-    reader = Reader(wire, inbox, FastInitialize({"name": "n", "version": "v"}, {}, None))
-    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    init = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
-        "protocolVersion": "2024-11-05", "capabilities": {"roots": {}},
-        "clientInfo": {"name": "c", "version": "1", "title": "T"}}}
-    for message in (ping, init):
-        reader.handle_line(json.dumps(message).encode())
-    assert wire.frames == []  # a ping came first: the SDK decides everything
-    assert inbox.get() == Inbound(ping) and inbox.get() == Inbound(init)
-
-    reader = Reader(wire, inbox, FastInitialize({"name": "n", "version": "v"}, {}, None))
-    reader.handle_line(json.dumps(init).encode())
-    sent = json.loads(wire.frames[0])
-    assert sent["id"] == 2 and sent["result"]["protocolVersion"] == "2024-11-05"
-    forwarded = inbox.get()
-    assert isinstance(forwarded, Inbound) and forwarded.answered == sent["result"]
-    assert forwarded.message["params"] == {  # type: ignore[index]
-        "protocolVersion": "2024-11-05", "capabilities": {},
-        "clientInfo": {"name": "c", "version": "1"}}
-    reader.handle_line(json.dumps(init).encode())
-    assert len(wire.frames) == 1  # a second initialize is the SDK's to answer
-
-
-def test_early_answers_keep_everything_else_in_order(root: Path) -> None:
-    wire = MemoryWire()
-    early = EarlyAnswers(wire, ToolCalls(root, RecordingBackend()), [{"name": "t"}])
-    ready = object()
-    init = Inbound({"jsonrpc": "2.0", "id": 0, "method": "initialize"}, answered={})
-    before_init = Inbound({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    ping = Inbound({"jsonrpc": "2.0", "id": 2, "method": "ping"})
-    listing = Inbound({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
-    inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
-    for item in (before_init, init, ping, listing, EOF, ready):
-        inbox.put(item)
-    assert early.until(inbox, ready) == [before_init, init, ping, EOF]
-    assert wire.frames == [b'{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"t"}]}}']
-
-
-def test_reader_puts_eof_when_stdin_ends() -> None:
-    read_fd, write_fd = os.pipe()
-    os.write(write_fd, b'{"jsonrpc":"2.0","method":"notifications/initialized"}\nbad\n')
-    os.close(write_fd)
-    wire = Wire(read_fd, -1)
-    frames: list[bytes] = []
-    wire.write_frame = frames.append  # type: ignore[method-assign]
-    inbox: queue.SimpleQueue[object] = queue.SimpleQueue()
-    reader = Reader(wire, inbox, None).start()
-    reader.thread.join(SAFETY_TIMEOUT)
-    assert not reader.thread.is_alive()
-    assert isinstance(inbox.get(), Inbound)
-    assert inbox.get() is EOF
-    assert json.loads(frames[0])["error"]["code"] == -32700
-    os.close(read_fd)
-
-
-def test_wire_survives_a_closed_stdout() -> None:
-    read_fd, write_fd = os.pipe()
-    os.close(read_fd)
-    wire = Wire(-1, write_fd)
-    wire.write_frame(b"{}")
-    wire.write_frame(b"{}")
-    assert wire.broken
-    os.close(write_fd)
+    [error] = run_wrapped([request(9)], sdk)
+    assert isinstance(error, types.JSONRPCError)
+    assert (error.id, error.error.code, error.error.message) == (9, -32603, "Internal error")
 
 
 def test_tree_check_runs_once_per_cache_generation(root: Path, tmp_path_factory: Any) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,14 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         store.update_index(f"local-{sample}", "local", sample,
                            scan_directory(REPO / "sample_repos" / sample))
     return root
+
+
+@pytest.fixture(scope="module")
+def server(root: Path) -> Iterator[RawServer]:
+    """One initialized server on ``root`` for the end-to-end tests of this module."""
+    with RawServer(server_argv(root)) as srv:
+        srv.request(initialize())
+        yield srv
 
 
 def native_names() -> list[str]:
@@ -175,28 +185,28 @@ def test_rebuilt_caches_are_reloaded(tmp_path: Path) -> None:
     assert warm.loads == 4
 
 
-def test_server_on_native_caches_equals_the_cli(root: Path) -> None:
+def test_server_on_native_caches_equals_the_cli(server: RawServer, root: Path) -> None:
     """End to end: the warm server's texts on native caches are the CLI's bytes."""
-    with RawServer(server_argv(root)) as srv:
-        srv.request(initialize())
-        for round_ in range(2):
-            for cache in native_names():
-                for i, (query, budget) in enumerate(NATIVE_QUERIES):
-                    args = ["resolve", "--cache", str(root / cache), "--query", query,
-                            "--budget", str(budget)]
-                    done = context_cli(*args)
-                    response = srv.request(tool_call(i, "context.resolve", {
-                        "cache": cache, "query": query, "budget": budget}))
-                    if done.returncode == 0:
-                        assert result_text(response) == done.stdout.decode("utf-8")
-                    else:
-                        assert response["result"]["isError"] is True
-                        assert result_text(response) == error_text(CODE_OF_EXIT[done.returncode])
-                if round_ == 0:
-                    inspect = srv.request(tool_call(99, "context.inspect_cache", {"cache": cache}))
-                    expected = context_cli("inspect", "--cache", str(root / cache)).stdout
-                    assert result_text(inspect) == expected.decode("utf-8")
-        srv.close()
+    cases = [(cache, query, budget) for cache in native_names()
+             for query, budget in NATIVE_QUERIES]
+    with ThreadPoolExecutor(4) as pool:  # the CLI's answers, one process each, side by side
+        cli = list(pool.map(lambda case: context_cli(
+            "resolve", "--cache", str(root / case[0]), "--query", case[1],
+            "--budget", str(case[2])), cases))
+        inspected = list(pool.map(lambda cache: context_cli(
+            "inspect", "--cache", str(root / cache)).stdout, native_names()))
+    for _round in range(2):  # cold, then warm
+        for i, ((cache, query, budget), done) in enumerate(zip(cases, cli)):
+            response = server.request(tool_call(i, "context.resolve", {
+                "cache": cache, "query": query, "budget": budget}))
+            if done.returncode == 0:
+                assert result_text(response) == done.stdout.decode("utf-8")
+            else:
+                assert response["result"]["isError"] is True
+                assert result_text(response) == error_text(CODE_OF_EXIT[done.returncode])
+        for cache, expected in zip(native_names(), inspected):
+            inspect = server.request(tool_call(99, "context.inspect_cache", {"cache": cache}))
+            assert result_text(inspect) == expected.decode("utf-8")
 
 
 def test_error_texts_are_canonical() -> None:
@@ -205,24 +215,20 @@ def test_error_texts_are_canonical() -> None:
     )
 
 
-def test_incremental_rebuild_while_serving(tmp_path: Path) -> None:
+def test_incremental_rebuild_while_serving(server: RawServer, root: Path, tmp_path: Path) -> None:
     """A store rebuild (hard-linked carry-forward, directory swap) is served at once."""
     source = tmp_path / "docs"
     shutil.copytree(REPO / "sample_repos" / "mdkit-docs", source)
-    root = tmp_path / "root"
     store = IndexStore(root)
     store.update_index("local-docs", "local", "docs", scan_directory(source))
     arguments = {"cache": "local-docs", "query": "zebra unicorn install", "budget": 4000}
     cli = ["resolve", "--cache", str(root / "local-docs"), "--query", arguments["query"],
            "--budget", "4000"]
-    with RawServer(server_argv(root)) as srv:
-        srv.request(initialize())
-        before = result_text(srv.request(tool_call(1, "context.resolve", arguments)))
-        assert before == context_cli(*cli).stdout.decode("utf-8")
-        page = next(p for p in sorted(source.rglob("*.md")))
-        page.write_text(page.read_text() + "\n\n## Zebra unicorn\n\nZebra unicorn install notes.\n")
-        store.update_index("local-docs", "local", "docs", scan_directory(source))
-        after = result_text(srv.request(tool_call(2, "context.resolve", arguments)))
-        assert after != before and "Zebra unicorn" in after
-        assert after == context_cli(*cli).stdout.decode("utf-8")
-        srv.close()
+    before = result_text(server.request(tool_call(1, "context.resolve", arguments)))
+    assert before == context_cli(*cli).stdout.decode("utf-8")
+    page = next(p for p in sorted(source.rglob("*.md")))
+    page.write_text(page.read_text() + "\n\n## Zebra unicorn\n\nZebra unicorn install notes.\n")
+    store.update_index("local-docs", "local", "docs", scan_directory(source))
+    after = result_text(server.request(tool_call(2, "context.resolve", arguments)))
+    assert after != before and "Zebra unicorn" in after
+    assert after == context_cli(*cli).stdout.decode("utf-8")

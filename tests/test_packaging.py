@@ -24,7 +24,7 @@ def test_wheel_installs_into_fresh_venv(tmp_path: Path) -> None:
     assert "doc_index" in top_level
     assert not top_level & {"server", "store", "indexer", "tests", "bench"}
     assert "doc_index/indexer/document.py" in names
-    assert "doc_index/server/native_selection.py" in names
+    assert "doc_index/search/native_selection.py" in names
 
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import build, run_cli, write_tree
 from doc_index.indexer.tokens import estimate_tokens
+from doc_index.search.native_selection import select
 from doc_index.search.packing import block_starts, doc_charge, frame_charge, is_navigation
-from doc_index.server.native_selection import rank, select
+from doc_index.search.ranking import rank
 from doc_index.store.native_cache import NativeCache, load_native_cache
 
 from doc_index.foundation.strict_json import dumps

@@ -23,15 +23,42 @@ FILES = {
 }
 
 
+class Parses:
+    """The paths ``index_file`` parsed, in the parse workers forked from this process
+    (each appends to one file): compares to a list; ``clear`` forgets them."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        log.write_bytes(b"")
+
+    def _paths(self) -> list[str]:
+        return self.log.read_text().splitlines()
+
+    def clear(self) -> None:
+        self.log.write_bytes(b"")
+
+    def __eq__(self, other: object) -> bool:
+        return self._paths() == other
+
+    def __iter__(self):  # noqa: ANN204
+        return iter(self._paths())
+
+    def __repr__(self) -> str:
+        return repr(self._paths())
+
+
 @pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The paths ``index_file`` parses from now on (in this process: small builds parse
-    in-process)."""
-    seen: list[str] = []
+def parses(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Parses:
+    """The paths ``index_file`` parses from now on (in the workers this process forks)."""
+    seen = Parses(tmp_path / "parses.log")
     real = document.index_file
 
     def counting(path: str, data: bytes):  # noqa: ANN202
-        seen.append(path)
+        fd = os.open(seen.log, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, path.encode() + b"\n")
+        finally:
+            os.close(fd)
         return real(path, data)
 
     monkeypatch.setattr(document, "index_file", counting)
@@ -55,7 +82,7 @@ def frozen_build(docs: Path, root: Path, name: str) -> dict[str, bytes]:
 
 
 def test_a_second_name_is_built_from_the_parse_cache_with_the_same_bytes(
-        tmp_path: Path, parses: list[str]) -> None:
+        tmp_path: Path, parses: Parses) -> None:
     docs = write_tree(tmp_path / "docs", FILES)
     root = tmp_path / "root"
     frozen_build(docs, root, "one")
@@ -71,7 +98,7 @@ def test_a_second_name_is_built_from_the_parse_cache_with_the_same_bytes(
     assert store_leftovers(root) == []
 
 
-def test_a_changed_file_or_indexer_is_parsed_again(tmp_path: Path, parses: list[str],
+def test_a_changed_file_or_indexer_is_parsed_again(tmp_path: Path, parses: Parses,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     docs = write_tree(tmp_path / "docs", FILES)
     root = tmp_path / "root"
@@ -153,7 +180,7 @@ DAMAGE = {
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_a_damaged_or_foreign_entry_is_ignored_and_parsed_again(
-        tmp_path: Path, parses: list[str], damage: str) -> None:
+        tmp_path: Path, parses: Parses, damage: str) -> None:
     docs = write_tree(tmp_path / "docs", FILES)
     root = tmp_path / "root"
     frozen_build(docs, root, "one")
@@ -164,7 +191,7 @@ def test_a_damaged_or_foreign_entry_is_ignored_and_parsed_again(
     assert reused == frozen_build(docs, tmp_path / "fresh", "two")
 
 
-def test_an_oversized_entry_is_ignored(tmp_path: Path, parses: list[str],
+def test_an_oversized_entry_is_ignored(tmp_path: Path, parses: Parses,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     docs = write_tree(tmp_path / "docs", FILES)
     root = tmp_path / "root"
@@ -208,3 +235,67 @@ def test_the_parse_cache_stays_under_its_cap(tmp_path: Path) -> None:
     assert run_cli("build", str(docs), "--root", str(tmp_path / "off"),
                    env={"DOC_INDEX_PARSE_CACHE_MB": "0"}).returncode == 0
     assert entries(tmp_path / "off") == {}
+
+
+def test_a_hit_reads_a_few_rows_of_its_pack_not_its_row_table(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Each hit read and scanned its whole pack's row table: hits were quadratic in a
+    pack's entries (25,000 tiny files: a second-name build slower with the cache than
+    without, issue 21 finding 3). A hit now reads the rows from its name's slot on."""
+    blobs = [(hashlib.sha256(b"%d" % i).hexdigest(), b"entry %d" % i) for i in range(5000)]
+    path = tmp_path / "pack"
+    path.write_bytes(parse_cache.pack(blobs))
+    read: list[int] = []
+    real_pread = os.pread
+
+    def pread(fd: int, size: int, offset: int) -> bytes:
+        read.append(size)
+        return real_pread(fd, size, offset)
+
+    monkeypatch.setattr(os, "pread", pread)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for name, blob in blobs:
+            assert parse_cache.read_entry(fd, name) == blob
+        assert parse_cache.read_entry(fd, "f" * 64) is None
+    finally:
+        os.close(fd)
+    assert sum(read) < 5000 * 2000  # a row is 91 bytes: the table alone was 455 KB a hit
+
+
+def test_two_builds_in_one_process_keep_their_own_parse_cache(tmp_path: Path) -> None:
+    """Opening a second build's parse cache closed the first one's (a module-level current
+    cache): two threads building at once lost entries (finding 3)."""
+    from doc_index.store.commit import new_staging_dir
+
+    caches = []
+    for n in range(2):
+        (tmp_path / f"root{n}").mkdir()
+        staging = str(new_staging_dir(tmp_path / f"root{n}", "k"))
+        caches.append((staging, parse_cache.for_build(staging)))
+    parsed = document.index_file("a.md", b"# A\n\ntext\n")
+    for staging, cache in caches:
+        assert parse_cache.for_build(staging) is cache and cache.fd >= 0
+        cache.put("a.md", b"# A\n\ntext\n", parsed)
+    for staging, _ in caches:
+        parse_cache.release(staging)
+    for n in range(2):
+        assert len(entries(tmp_path / f"root{n}")) == 1
+
+
+def test_the_key_names_the_python_and_every_file_of_the_parser_libraries(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The key held the parser libraries' ``__init__`` files only, and not the Python
+    whose ``\\w`` and line breaks the parse depends on (finding 3)."""
+    import sys
+
+    lib = write_tree(tmp_path / "lib", {"fakeparser/__init__.py": "", "fakeparser/rules.py": "a"})
+    monkeypatch.syspath_prepend(str(lib))
+    monkeypatch.setattr(parse_cache, "_LIBRARIES", ("fakeparser",))
+    salts = []
+    for change in (lambda: None, lambda: (lib / "fakeparser" / "rules.py").write_text("ab"),
+                   lambda: monkeypatch.setattr(sys, "version", sys.version + " (another)")):
+        change()
+        monkeypatch.setattr(parse_cache, "_salt", None)
+        salts.append(parse_cache.indexer_salt())
+    assert len(set(salts)) == 3

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from doc_index.server.native_selection import PARAMS, rank
+from doc_index.search.ranking import PARAMS, rank
 from doc_index.store.native_cache import NativeCache
 
 DOCS = {

@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 from doc_index.indexer.analysis import FEATURE_CHANGELOG, section_features
-from doc_index.server.native_selection import PARAMS, rank
+from doc_index.search.ranking import PARAMS, rank
 from doc_index.store.native_cache import NativeCache
 
 

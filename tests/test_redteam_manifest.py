@@ -23,8 +23,13 @@ def test_a_manifest_header_nested_too_deeply_is_invalid_not_an_internal_error(
     done = run_cli("resolve", "--cache", str(root / "n"), "--query", "retry",
                    "--budget", "500", module="doc_index.server.context_cli")
     assert done.returncode == 5, done.stderr
-    # a build over it is a build, not an internal error
+    # a build over it is a usage error (its source is unknown), not an internal error, and
+    # with --replace a build
     done = run_cli("build", str(docs), "--root", str(root), "--name", "n")
+    assert done.returncode == 1, done.stderr
+    assert len(done.stderr.decode().splitlines()) == 1
+    assert b"no readable doc-index manifest" in done.stderr
+    done = run_cli("build", str(docs), "--root", str(root), "--name", "n", "--replace")
     assert done.returncode == 0, done.stderr
     done = run_cli("resolve", "n", "retry", "--budget", "500", "--root", str(root))
     assert done.returncode == 0, done.stderr

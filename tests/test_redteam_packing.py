@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import build, write_tree
 from doc_index.search import packing
-from doc_index.server.native_selection import select
+from doc_index.search.native_selection import select
 from doc_index.store.native_cache import load_native_cache
 
 # Characters str.splitlines ends a line at, but no file line count does.

@@ -15,6 +15,7 @@ from doc_index.indexer.ids import IdAssigner
 from doc_index.indexer.markdown import parse_markdown
 from doc_index.indexer.rst import parse_rst
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
+from doc_index.search import tools as search_tools
 from doc_index.search import v0_selection
 from doc_index.search.query_limits import (
     MAX_QUERY_BYTES,
@@ -65,26 +66,26 @@ def test_sections_beyond_the_cap_merge_into_the_last_kept_one(tmp_path: Path) ->
 
 
 def test_a_file_of_heading_lines_is_parsed_by_prefixes_only() -> None:
-    """2,000,000 lines of ``# h``: markdown-it-py sees only a few times the kept headings
-    (the whole file would cost it about 3 GB)."""
+    """2,000,000 lines of ``# h``: markdown-it-py sees one window of them (the whole file
+    would cost it about 3 GB)."""
     from doc_index.indexer import markdown
 
     seen: list[int] = []
-    parser = markdown._block_parser()
-    real_parse = parser.parse
+    block = markdown._block_parser().block
+    real_parse = block.parse
 
-    def counting_parse(src: str, env: object = None) -> list:
-        seen.append(src.count("\n"))
-        return real_parse(src, env)
+    def counting_parse(src: str, *args: object) -> object:
+        seen.append(len(src))
+        return real_parse(src, *args)
 
-    parser.parse = counting_parse  # type: ignore[method-assign]
+    block.parse = counting_parse  # type: ignore[method-assign]
     try:
         parsed = index_file("big.md", b"# h\n" * 2_000_000)
     finally:
-        del parser.parse
+        del block.parse
     assert len(parsed.sections) == CAP
     assert parsed.note
-    assert sum(seen) <= 8 * CAP
+    assert sum(seen) <= 2 * markdown.MARKDOWN_WINDOW_BYTES
 
 
 def test_prefix_parsing_finds_the_headings_of_the_whole_parse() -> None:
@@ -275,8 +276,8 @@ def test_a_manifest_over_the_limit_is_invalid_without_being_parsed(
         fh.write(b'{"index_version":1,"sections":[')
         fh.truncate(MAX_MANIFEST_BYTES + 1)  # sparse: no disk, and no JSON either
     parsed: list[int] = []
-    real_parse = tools.parse_json
-    monkeypatch.setattr(tools, "parse_json", lambda data: parsed.append(len(data)) or
+    real_parse = search_tools.parse_json
+    monkeypatch.setattr(search_tools, "parse_json", lambda data: parsed.append(len(data)) or
                         real_parse(data))
     with pytest.raises(ContextError) as err:
         tools.resolve(cache, "anything", 2000)

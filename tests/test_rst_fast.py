@@ -3,6 +3,7 @@ without the work whose result doc-index never reads."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,9 @@ RST_PIECES = st.sampled_from(list("=-~^\"'`*_:.|+\\ \t\n1aZé") + [
     ".. |s| image:: x\n", ".. |r| replace:: y\n", ".. [1] f\n", ".. _t:\n", "   * - a\n",
     "+--+--+\n", "| a | b |\n", "+==+==+\n", "=====  =====\n", "* ", "#. ", "1. ", "- ",
     ":f: v\n", "-o  x\n", "| l\n", ">>> ", "> q\n", ":ref:`x`", "`a <b>`_", "**b**",
+    # nested bodies (not parsed by the lean parser) and what decides where they end
+    "      ", "\t", "   - n\n", "   :g: w\n", "   Inner\n   -----\n", "1) ", "(a) ",
+    "term\n   def\n", "    -- by\n", "::\n\n> quoted literal\n", ".. [#] f\n   more\n",
 ])
 
 
@@ -219,3 +223,45 @@ def test_include_and_raw_read_no_file(tmp_path: Path, monkeypatch: pytest.Monkey
     blocks = rst.parse_rst(text, text.encode())
     assert [b.title for b in blocks] == ["Top", "End"]
     assert opened == []
+
+
+def test_sections_start_at_the_lines_docutils_sees_after_other_line_breaks() -> None:
+    """docutils splits lines at U+2028, U+2029, U+0085 and \\x1c-\\x1e too: a section's
+    title and start come from those lines (issue 21, finding 4: looked up in the text split
+    at "\\n", one U+2028 before the titles gave two sections titled '' at wrong lines)."""
+    text = ("Intro\u2028more\x1cstill\x85and\n\nFirst\n=====\n\nbody\u2029x\x1dy\x1ez\n\n"
+            "Second\n------\n\ntext\u2028\u2028Third\n~~~~~\n\nend\n")
+    data = text.encode()
+    blocks = rst.parse_rst(text, data)
+    assert [(b.kind, b.title, b.depth) for b in blocks] == [
+        ("root", "", 0), ("heading", "First", 1), ("heading", "Second", 2),
+        ("heading", "Third", 3)]
+    starts = [data[b.start:b.end].decode() for b in blocks]
+    assert starts[1].startswith("First\n=====\n") and starts[2].startswith("Second\n------\n")
+    assert starts[3] == "Third\n~~~~~\n\nend\n"  # it starts inside a line of the file
+    assert "".join(starts) == text
+    lines = _DOCUTILS_BREAKS.split(text)
+    assert [(lines[n], depth) for n, depth in full_parse_titles(text)] == [
+        (b.title, b.depth) for b in blocks[1:]]
+
+
+_DOCUTILS_BREAKS = re.compile("[\n\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def test_a_comment_closing_an_inclusion_nobody_opened_is_a_comment() -> None:
+    """docutils pops its include log on this comment: IndexError on one no include put
+    there, and one such line stopped the whole build (an internal error)."""
+    text = 'Top\n===\n\n.. end of inclusion from "x"\n\nSub\n---\n\ntext\n'
+    blocks = rst.parse_rst(text, text.encode())
+    assert [(b.title, b.depth) for b in blocks] == [("Top", 1), ("Sub", 2)]
+
+
+def test_only_the_first_lines_are_looked_at_for_titles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docutils holds about 130 bytes a line: past ``MAX_PARSE_LINES`` lines no title is
+    looked for, and the rest of the file is part of the last section (issue 21)."""
+    monkeypatch.setattr(rst, "MAX_PARSE_LINES", 60)
+    text = "A\n=\n\n" + "para\n\n" * 20 + "B\n-\n\n" + "x\n\n" * 20 + "C\n-\n\ntext\n"
+    notes: list[str] = []
+    blocks = rst.parse_rst(text, text.encode(), None, notes)
+    assert [b.title for b in blocks] == ["A", "B"] and blocks[-1].end == len(text)
+    assert notes == ["more than 60 lines: no title looked for after line 52"]

@@ -98,21 +98,20 @@ def test_inspect_of_a_fifo_manifest_is_not_valid_not_a_hang(root: Path) -> None:
 # item 10: every request read before EOF is answered ----------------------------------
 
 # The server, with every tool call held until the reader has seen stdin's EOF: all the
-# requests are then still queued when the drain starts, on any machine. ``DRAIN_TIMEOUT_S``
-# was the old transport's wall-clock limit on that drain; setting it to zero stands for a
-# machine too slow for any fixed limit (the transport must have none: then it is unused).
+# requests are then still queued when the drain starts, on any machine (the transport
+# must have no wall-clock limit on it).
 GATED_SERVER = """
-import queue, sys, threading
-from doc_index.server import mcp_server, mcp_transport, mcp_wire
+import sys, threading
+from doc_index.server import mcp_transport
 from doc_index.server import spec_tools as tools
-mcp_transport.DRAIN_TIMEOUT_S = 0.0
 eof_read = threading.Event()
-class Inbox(queue.SimpleQueue):
-    def put(self, item, block=True, timeout=None):
-        if item is mcp_wire.EOF:
-            eof_read.set()
-        super().put(item, block, timeout)
-mcp_server.queue = type("queue", (), {"SimpleQueue": Inbox})
+read_line = mcp_transport.StdinLines.read_line
+def gated_read_line(self):
+    line = read_line(self)
+    if line is None:
+        eof_read.set()
+    return line
+mcp_transport.StdinLines.read_line = gated_read_line
 real_resolve = tools.resolve
 def held_resolve(*args, **kwargs):
     eof_read.wait()

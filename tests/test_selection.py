@@ -2,7 +2,7 @@
 
 Determinism (same bytes twice and across builds), order (score desc, id asc), the floor,
 no-match sections never selected, stopword-only and invalid queries, score range, the
-``why`` fields, greedy budget, and the ranking principles of ``server.native_selection``.
+``why`` fields, greedy budget, and the ranking principles of ``search.ranking``.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 from conftest import build, write_tree
 from doc_index.indexer.analysis import WORD, query_concepts, term_counts
+from doc_index.search.native_selection import select
 from doc_index.search.packing import doc_charge, frame_charge
-from doc_index.server import detmath
-from doc_index.server.native_selection import PARAMS, analyze_query, rank, select
+from doc_index.search.ranking import PARAMS, analyze_query, rank
 from doc_index.store.native_cache import NativeCache, load_native_cache
 
+from doc_index.foundation import detmath
 from doc_index.foundation.errors import ContextError
 from doc_index.foundation.strict_json import dumps
 

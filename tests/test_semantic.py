@@ -1,5 +1,5 @@
-"""Related words (``server.semantic``): a query word the docs never use is looked up in
-the shipped table and its nearest word the cache does use stands in for it."""
+"""Related words (``search/ranking/related_words.py``): a query word the docs never use is
+looked up in the shipped table and its nearest word the cache does use stands in for it."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import zipfile
 from pathlib import Path
 
 from conftest import REPO, SAFETY_TIMEOUT, build, run_cli, write_tree
-from doc_index.server.native_selection import PARAMS, rank, select
-from doc_index.server.semantic import TABLE_PATH, related_words
+from doc_index.search.native_selection import select
+from doc_index.search.ranking import PARAMS, rank
+from doc_index.search.ranking.related_words import TABLE_PATH, related_words
 from doc_index.store.native_cache import NativeCache
 
 DOCS = {
@@ -92,10 +93,10 @@ def test_related_words_load_without_network(cache_dir: Path) -> None:
 
 
 def test_the_table_ships_in_the_wheel(tmp_path: Path) -> None:
-    assert TABLE_PATH.parent == Path(__file__).resolve().parents[1] / "server"
+    assert TABLE_PATH.parent == Path(__file__).resolve().parents[1] / "search" / "ranking"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                     "-q", "-w", str(tmp_path), str(REPO)],
                    check=True, capture_output=True, timeout=SAFETY_TIMEOUT)
     (wheel,) = tmp_path.glob("doc_index-*.whl")
     with zipfile.ZipFile(wheel) as zf:
-        assert zf.read("doc_index/server/related_words.txt") == TABLE_PATH.read_bytes()
+        assert zf.read("doc_index/search/ranking/related_words.txt") == TABLE_PATH.read_bytes()

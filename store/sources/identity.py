@@ -16,7 +16,11 @@ a work tree's top index their documentation by default). Two sources are the sam
 when kind, location and selection agree, and for ``git`` also the ref: a work tree's
 branch is the state it is in, not which source it is (a checkout of another branch, or a
 hook after ``git switch``, rebuilds the same cache). A record without ``select`` (the
-default, or a cache built before selections) is the default selection.
+default, or a cache built before selections) is the default selection. A cache whose
+source is not known is no build's source: one built by a doc-index that recorded no
+source (its owner and name are all it says, and any work tree whose ``origin`` has that
+owner and name would match them), or one whose manifest cannot be read
+(``index_store``). Replacing either takes ``--replace``, once.
 
 Default cache names (``key``), each a valid ``cache_names`` name:
 
@@ -158,11 +162,9 @@ class Source(NamedTuple):
 
     def same_as(self, header: dict[str, Any]) -> bool:
         """Whether the live manifest ``header`` was built from this source. A manifest
-        without ``source`` (an older doc-index) counts as this source when its owner and
-        name are this source's; a ``source`` that is not a well-formed record never does."""
+        without a well-formed ``source`` record (an older doc-index wrote none) never was:
+        its owner and name are no proof, an untrusted work tree can claim them."""
         old = header.get("source")
-        if old is None:
-            return (header.get("owner"), header.get("name")) == (self.owner, self.name)
         if shown_source(old) is None:
             return False
         if old["kind"] != self.kind:

@@ -7,6 +7,7 @@ call whose result could differ between C libraries.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 _LN2 = 0.6931471805599453
 _SQRT_HALF = 0.7071067811865476
@@ -28,3 +29,12 @@ def ln(x: float) -> float:
         total += term / k
         term *= s2
     return 2.0 * total + e * _LN2
+
+
+def ordered_sum(values: Iterable[float]) -> float:
+    """Left-to-right float sum. (The built-in ``sum`` compensates rounding since Python
+    3.12, so its last bit depends on the Python version.)"""
+    total = 0.0
+    for v in values:
+        total += v
+    return total

@@ -2,11 +2,12 @@
 
 A user asks in their own words ("a *huge* file"), the docs use others ("large"). When no
 form of a query word occurs anywhere in the cache, its nearest related terms that the
-cache does use stand in for it (``native_selection.Params.related``, ``related_count``).
-They come from a shipped table, ``related_words.txt``: for each common English word's
-index term, the terms of its nearest words by a static word embedding, best first,
-written offline by ``bench/related_words.py``. Words the corpus uses are never expanded:
-expanding every word lost MRR on the dev questions (``bench/ablation.py``).
+cache does use stand in for it, each a form at ``Params.related`` of the word (at most
+``related_count`` of them; ``related`` 0: off). They come from a shipped table,
+``related_words.txt``: for each common English word's index term, the terms of its
+nearest words by a static word embedding, best first, written offline by
+``bench/related_words.py``. Words the corpus uses are never expanded: a word the docs use
+is better evidence than any neighbour of it (``docs/ranking.md``).
 
 The table holds terms, never vectors: nothing is computed from floats at query time, so
 answers stay byte-identical on any machine. It is read from the installed package (no
@@ -19,8 +20,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..indexer.analysis import Concept
-from ..store.search_index import SearchIndex
+from ...indexer.analysis import Concept
+from ...store.native_cache import NativeCache
+from ...store.search_index import SearchIndex
+from .base import Form, FormRule
+from .params import Params
 
 TABLE_PATH = Path(__file__).with_name("related_words.txt")
 _table: bytes | None = None
@@ -46,3 +50,20 @@ def related_terms(index: SearchIndex, concept: Concept, limit: int) -> tuple[str
     if any(t in terms for t in concept.terms):
         return ()
     return tuple([t for t in related_words(concept.main) if t in terms][:limit])
+
+
+def add(concept: Concept, cache: NativeCache, params: Params) -> Concept:
+    if not params.related:
+        return concept
+    return concept._replace(related=related_terms(cache.index, concept, params.related_count))
+
+
+def drop(concept: Concept) -> Concept:
+    return concept._replace(related=())
+
+
+def forms(concept: Concept, params: Params) -> list[Form]:
+    return [[(r, params.related)] for r in concept.related]
+
+
+RULE = FormRule("related_words", add, drop, forms)
