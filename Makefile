@@ -50,6 +50,9 @@ demo: $(BASE_STAMP)
 	@echo; echo "== an agent's question, 600-token budget (context.resolve) =="
 	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) mdkit-docs "my request times out, how do I retry it?" 600
 	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) rstkit-docs "worker keeps losing its connection to the broker" 600
+	@echo; echo "== doc-index's own docs (docs/ and README.md), asked about doc-index =="
+	$(BIN)/doc-index build . --name doc-index-docs --root $(DEMO_ROOT)
+	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) doc-index-docs "how do I delete a cache?" 600
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
