@@ -62,11 +62,11 @@ class DocIndex:
         """Build or update the cache of ``source``: a local directory (a git work tree is
         read as git sees it) or a git URL / bare repository (``ref``: the branch, tag or
         commit; for those only). The cache is named exactly ``name``, else from the
-        source (README "Cache names"). Re-running it is the incremental rebuild; ``full``
+        source (docs/formats.md "Cache names"). Re-running it is the incremental rebuild; ``full``
         re-parses every file. A cache of that name built from another source is refused
         (OtherSource) unless ``replace``. Files over ``max_file_bytes`` (default 10 MB, at
         most 1 GiB) are skipped; ``progress(done, total)`` is called while files are
-        parsed. A git source and a work tree's top index their documentation (README "What
+        parsed. A git source and a work tree's top index their documentation (docs/formats.md "What
         is indexed"); ``subdir`` (a folder of the source; a URL's ``#P``) or
         ``everything`` (every file) choose otherwise. A source with nothing to index is
         NothingToIndex, nothing written; a failed build leaves the live cache as it was."""
