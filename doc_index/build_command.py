@@ -22,7 +22,8 @@ def run_build(index: DocIndex, source: str, *, name: str | None = None,
     try:
         report = index.build(source, name=name, ref=ref, full=full, replace=replace,
                              max_file_bytes=max_bytes, progress=progress, subdir=subdir,
-                             everything=everything)
+                             everything=everything,
+                             embed_progress=_embed_bar if progress is not None else None)
     finally:
         if progress is not None:
             sys.stderr.write("\r\033[K")  # the bar's line, before the summary or the error
@@ -31,8 +32,13 @@ def run_build(index: DocIndex, source: str, *, name: str | None = None,
     return 0
 
 
-def _progress_bar(done: int, total: int) -> None:
+def _progress_bar(done: int, total: int, what: str = "files") -> None:
     width = 30
     filled = width * done // max(total, 1)
-    sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+    sys.stderr.write(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {what}")
     sys.stderr.flush()
+
+
+def _embed_bar(done: int, total: int) -> None:
+    """The second bar: sections through the embedding model (the cache answers already)."""
+    _progress_bar(done, total, "sections embedded")

@@ -1,4 +1,4 @@
-"""``doc-index``: build, list, inspect, resolve, delete, serve, hook, mcp-config.
+"""``doc-index``: build, list, inspect, resolve, delete, serve, hook, mcp-config, model.
 
 A thin layer over the library (``doc_index.library``): it parses the arguments, calls one
 method of ``DocIndex`` or ``Cache`` and renders the typed result (``render``).
@@ -35,6 +35,8 @@ ROOT_HELP = ("the cache root (default: $DOC_INDEX_ROOT, else the per-user data f
              "~/.local/share/doc-index on Linux)")
 DEFAULT_BUDGET = "2000"
 NAME_HELP = "a cache's name (doc-index list shows them)"
+MODEL_HELP = ("the folder holding the embedding model for answers by meaning (default: "
+              "$DOC_INDEX_MODEL_DIR, else where 'doc-index model fetch' puts it)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,7 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--tool-names", choices=("dotted", "underscore"), default="dotted",
                        help="publish context.resolve (dotted, the default) or context_resolve "
                             "(underscore: for clients that refuse dots)")
+    serve.add_argument("--model", metavar="DIR", help=MODEL_HELP)
     _hook_command(sub, common)
+    _model_command(sub)
     config = command("mcp-config", "print an MCP client's configuration block for this "
                                    "installation")
     config.add_argument("--client", required=True, choices=CLIENTS,
@@ -83,6 +87,24 @@ def _build_command(command: Command) -> None:
                        help="replace a cache of that name built from another source")
     build.add_argument("--max-file-bytes", metavar="BYTES", type=_file_bytes, default=None,
                        help="skip files larger than this (default 10 MB, at most 1 GiB)")
+    build.add_argument("--model", metavar="DIR", help=MODEL_HELP)
+
+
+def _model_command(sub: Any) -> None:
+    """``doc-index model fetch``."""
+    model_help = "the embedding model for answers by meaning (the semantic extra)"
+    model = sub.add_parser("model", help=model_help, description=_sentence(model_help))
+    actions = model.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                   parser_class=_Parser, help="fetch")
+    fetch = actions.add_parser(
+        "fetch", help="download the pinned model file (once)",
+        description="Download the pinned model file from its publisher (23 MB, checked by "
+                    "its sha256) into the user cache folder, or --dest. On a machine "
+                    "without network, copy the file into a folder and point --model or "
+                    "DOC_INDEX_MODEL_DIR at it instead.")
+    fetch.add_argument("--dest", metavar="DIR",
+                       help="the folder to put it in (default: the user cache folder)")
+    fetch.add_argument("--url", help="a mirror of the pinned file (the sha256 still decides)")
 
 
 def _read_commands(command: Command) -> None:
@@ -103,6 +125,7 @@ def _read_commands(command: Command) -> None:
                          help="json: the answer as context.resolve gives it (default); "
                               "pretty: the same, indented; text: each section under a header "
                               "naming its file, lines and headings, for reading")
+    resolve.add_argument("--model", metavar="DIR", help=MODEL_HELP)
     delete = command("delete", "delete a cache (and nothing that is not one)")
     delete.add_argument("name", help=NAME_HELP)
 
@@ -196,7 +219,9 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.command == "hook" and args.action == "uninstall":  # (no root: none is read)
         return _lines(DocIndex().uninstall_hooks(args.repo))
-    index = DocIndex(_root(args.root))
+    if args.command == "model":  # (no root either)
+        return _fetch_model(DocIndex(), args)
+    index = DocIndex(_root(args.root), model=_model_dir(getattr(args, "model", None)))
     command = args.command
     if command == "build":
         from .build_command import run_build
@@ -220,6 +245,42 @@ def _run(args: argparse.Namespace) -> int:
         out = _list_or_inspect(index, args)
     sys.stdout.buffer.write(out.encode("utf-8"))
     sys.stdout.flush()
+    return 0
+
+
+def _model_dir(given: str | None) -> Path | None:
+    """``--model DIR``: a folder holding a model file (ModelError naming it otherwise)."""
+    if given is None:
+        return None
+    from .embedding.model import find_model
+
+    folder = Path(given)
+    find_model(folder)
+    return folder
+
+
+def _fetch_model(index: DocIndex, args: argparse.Namespace) -> int:
+    """``doc-index model fetch``: what is fetched from where, a progress line on a
+    terminal, then the file's path."""
+    from .embedding import fetch
+    from .embedding.model import user_model_dir
+
+    dest = Path(args.dest) if args.dest is not None else user_model_dir()
+    url = args.url or fetch.URL
+    print(f"fetching {url}\n  into {printable(str(dest))} ({fetch.SIZE / 1e6:.1f} MB, "
+          f"sha256 {fetch.SHA256})", file=sys.stderr, flush=True)
+    progress = None
+    if sys.stderr.isatty():
+        def progress(got: int) -> None:
+            sys.stderr.write(f"\r  {got / 1e6:.1f} of {fetch.SIZE / 1e6:.1f} MB")
+            sys.stderr.flush()
+    try:
+        path, downloaded = index.fetch_model(dest=dest, url=url, progress=progress)
+    finally:
+        if progress is not None:
+            sys.stderr.write("\r\033[K")
+    state = "fetched" if downloaded else "already there"
+    print(f"{state}: {printable(str(path))}")
     return 0
 
 

@@ -16,6 +16,7 @@ each door loads only what its command needs (tests/test_import_rules.py).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,11 +34,15 @@ class DocIndex:
     """The caches under one root: ``root`` (UsageError when it is empty: it would name the
     current directory), else ``$DOC_INDEX_ROOT``, else the per-user data folder, found
     when first needed. ``warm`` (the MCP server's): loaded caches and the check of a
-    cache's tree are kept between calls while the cache is unchanged."""
+    cache's tree are kept between calls while the cache is unchanged. ``model``: the
+    folder of the embedding model (answers by meaning, docs/semantic.md; None:
+    ``DOC_INDEX_MODEL_DIR``, else the user cache)."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None, *,
-                 warm: WarmCaches | None = None) -> None:
+                 warm: WarmCaches | None = None,
+                 model: str | os.PathLike[str] | None = None) -> None:
         self._root: Path | None = None
+        self.model = None if model is None else Path(model)
         if root is not None:
             from .store.roots import checked_root
 
@@ -58,7 +63,8 @@ class DocIndex:
     def build(self, source: str | os.PathLike[str], *, name: str | None = None,
               ref: str | None = None, subdir: str | None = None, everything: bool = False,
               full: bool = False, replace: bool = False, max_file_bytes: int | None = None,
-              progress: Progress | None = None) -> BuildReport:
+              progress: Progress | None = None,
+              embed_progress: Progress | None = None) -> BuildReport:
         """Build or update the cache of ``source``: a local directory (a git work tree is
         read as git sees it) or a git URL / bare repository (``ref``: the branch, tag or
         commit; for those only). The cache is named exactly ``name``, else from the
@@ -69,15 +75,25 @@ class DocIndex:
         parsed. A git source and a work tree's top index their documentation (docs/formats.md "What
         is indexed"); ``subdir`` (a folder of the source; a URL's ``#P``) or
         ``everything`` (every file) choose otherwise. A source with nothing to index is
-        NothingToIndex, nothing written; a failed build leaves the live cache as it was."""
+        NothingToIndex, nothing written; a failed build leaves the live cache as it was.
+
+        Then, with the semantic extra and a model (docs/semantic.md), the committed cache's
+        sections are embedded (only those never embedded under this root;
+        ``embed_progress(done, total)`` as they go): ``report.meaning`` says what was done,
+        or why not. The lexical cache answers meanwhile; a failed or killed embedding
+        leaves it answering lexically."""
+        from .meaning_build import embed_after_build, model_for_build
         from .store.index_store import IndexStore
         from .store.sources.choose import build_source
         from .store.sources.walk import DEFAULT_MAX_BYTES
 
-        return build_source(
+        model = model_for_build(self.model)  # a bad --model: refused before building
+        report = build_source(
             IndexStore(self.root), os.fspath(source), name=name, ref=ref, full=full,
             replace=replace, progress=progress, subdir=subdir, everything=everything,
             max_bytes=DEFAULT_MAX_BYTES if max_file_bytes is None else max_file_bytes)
+        embed_after_build(IndexStore(self.root), report, model, embed_progress)
+        return report
 
     def caches(self) -> list[Cache]:
         """The caches under the root (``context.list_caches``: every directory but the
@@ -88,7 +104,7 @@ class DocIndex:
 
         check_root(self.root)
         return [Cache(self.root / entry.path, name=entry.path, index=self,
-                      has_manifest=entry.has_manifest)
+                      has_manifest=entry.has_manifest, model=self.model)
                 for entry in cache_entries(self.root)]
 
     def cache(self, name: str) -> Cache:
@@ -107,7 +123,7 @@ class DocIndex:
             if getattr(exc, "code", None) != "cache_missing":
                 raise
             raise missing_cache(self.root, name, exc) from None
-        return Cache(path, name=name, index=self)
+        return Cache(path, name=name, index=self, model=self.model)
 
     def install_hooks(self, repo: str | os.PathLike[str] = ".", *, name: str | None = None,
                       subdir: str | None = None) -> list[str]:
@@ -131,7 +147,21 @@ class DocIndex:
         code. (The one method that starts a door: the MCP server calls this library.)"""
         from .server.mcp_server import run
 
-        return run(self.root, tool_names=tool_names)
+        return run(self.root, tool_names=tool_names, model=self.model)
+
+    def fetch_model(self, *, dest: str | os.PathLike[str] | None = None,
+                    url: str | None = None,
+                    progress: Callable[[int], None] | None = None) -> tuple[Path, bool]:
+        """``doc-index model fetch``: download the pinned embedding model into ``dest``
+        (default: ``model``, else the user cache), from its publisher or the mirror
+        ``url``, verified by size and sha256; (its path, whether it was downloaded).
+        ModelError names what failed; nothing partial is left."""
+        from .embedding import fetch
+        from .embedding.model import user_model_dir
+
+        folder = dest if dest is not None else self.model
+        target = Path(folder) if folder is not None else user_model_dir()
+        return fetch.fetch(target, url or fetch.URL, progress=progress)
 
     def mcp_config(self, client: str) -> str:
         """The MCP configuration block of this installation for ``client`` (one of
@@ -144,12 +174,14 @@ class DocIndex:
 class Cache:
     """One cache: a directory under a :class:`DocIndex`'s root (``DocIndex.cache``,
     ``DocIndex.caches``), or any directory (``Cache(path)``, as ``context --cache PATH``
-    names one). Nothing is read until a method asks."""
+    names one). Nothing is read until a method asks. ``model``: as :class:`DocIndex`'s."""
 
     def __init__(self, path: str | os.PathLike[str], *, name: str | None = None,
                  index: DocIndex | None = None, has_manifest: bool | None = None,
-                 warm: WarmCaches | None = None) -> None:
+                 warm: WarmCaches | None = None,
+                 model: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path)
+        self.model = None if model is None else Path(model)
         self.name = self.path.name if name is None else name
         self.index = index
         self.warm = warm if warm is not None or index is None else index.warm
@@ -170,12 +202,17 @@ class Cache:
     def resolve(self, query: str, budget: int = DEFAULT_BUDGET) -> Answer:
         """The sections that answer ``query`` best within ``budget`` tokens (an int in
         [0, 10 000 000]), best first, with what was selected (``context.resolve``).
-        QueryError, BudgetError (checked first), CacheMissing, CacheInvalid, IoError."""
+        A native cache holding vectors is answered by meaning too when the semantic extra
+        and the model are there and ``DOC_INDEX_SEMANTIC`` is not ``off`` (else lexically,
+        the same bytes as without the extra). QueryError, BudgetError (checked first),
+        CacheMissing, CacheInvalid, IoError."""
         from .foundation.errors import CacheMissing, spec_message
         from .search import tools
+        from .search.results import ByMeaning
 
         try:
-            return tools.answer(self.path, query, budget, warm=self.warm)
+            return tools.answer(self.path, query, budget, warm=self.warm,
+                                meaning=ByMeaning(self.model))
         except CacheMissing as exc:  # (gone meanwhile, or no manifest): name it
             if self.index is None or exc.message != spec_message(exc.code):
                 raise

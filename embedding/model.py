@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -42,6 +42,8 @@ RECIPE = "path-blank-text/64/8192/v1"
 BATCH = 32  # texts per onnxruntime run
 
 MODEL_ENV = "DOC_INDEX_MODEL_DIR"
+SEMANTIC_ENV = "DOC_INDEX_SEMANTIC"  # off, 0, false or no: lexical answers only
+OFF_VALUES = frozenset({"0", "off", "false", "no"})
 TOKENIZER_PATH = Path(__file__).with_name("minilm") / "tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
@@ -76,6 +78,12 @@ MAX_MODEL_BYTES = 512 * 1024 * 1024  # no export of this model comes near it
 
 
 
+
+
+def enabled(environ: Mapping[str, str] = os.environ) -> bool:
+    """False when the user turned answers by meaning off (``DOC_INDEX_SEMANTIC=off``): no
+    build embeds, no answer fuses."""
+    return environ.get(SEMANTIC_ENV, "").strip().lower() not in OFF_VALUES
 
 
 class ModelFile(NamedTuple):

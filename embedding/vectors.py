@@ -204,12 +204,18 @@ class SidecarWriter:
 def read_sidecar(cache_dir: Path, manifest_sha256: str, model_sha256: str) -> Any | None:
     """The codes (count x DIM int8, numpy) of a valid, current sidecar, else None: absent,
     damaged, written for another manifest (stale) or by another model."""
-    import numpy as np
-
     try:
         data = (cache_dir / SIDECAR).read_bytes()
     except OSError:
         return None
+    return sidecar_rows(data, manifest_sha256, model_sha256)
+
+
+def sidecar_rows(data: bytes, manifest_sha256: str, model_sha256: str) -> Any | None:
+    """:func:`read_sidecar` of a sidecar's bytes already read (through the handle of the
+    cache generation they belong to)."""
+    import numpy as np
+
     info, start = parse_header(data)
     if info is None or info.manifest_sha256 != manifest_sha256:
         return None

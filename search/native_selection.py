@@ -1,5 +1,10 @@
 """Selection on native caches: the ranking (``search.ranking``), packed into the budget
 (``server.packing``: whole sections, else the best-matching excerpt; short sections last).
+
+With vectors and a model (``search.meaning``), the lexical ranking without its floor is
+fused with the query's similarity (``embedding.fusion``) before it is packed; the
+packer, provenance and budget rules are the same, and each document's ``why`` gains its
+``similarity``.
 """
 
 from __future__ import annotations
@@ -13,19 +18,40 @@ from .query_limits import why_terms
 from .ranking import PARAMS, Params, Ranked, flat_terms, rank_concepts
 from .ranking import concepts as query_concepts
 from .ranking.terms import Term
+from .results import ByMeaning
 
 
-def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS) -> dict[str, Any]:
-    """The SelectionResult for ``query`` within ``budget`` tokens: the ranking, packed by
+def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS,
+           meaning: ByMeaning | None = None) -> dict[str, Any]:
+    """The SelectionResult for ``query`` within ``budget`` tokens: the ranking (fused with
+    the query's similarity when ``meaning`` finds vectors and a model), packed by
     ``server.packing`` (whole sections, excerpts, provenance)."""
     found = query_concepts(query, cache, params)
-    return pack(cache, query, budget, found, rank_concepts(cache, found, params), params)
+    cosines = None
+    if meaning is not None:
+        from .meaning import cosines as meaning_cosines
+
+        cosines = meaning_cosines(cache, query, meaning.model_dir)
+    if cosines is None:
+        return pack(cache, query, budget, found, rank_concepts(cache, found, params), params)
+    from dataclasses import replace
+
+    from ..embedding.fusion import fuse
+
+    lexical = rank_concepts(cache, found, replace(params, floor=0.0))
+    table = cache.sections
+    fused = fuse(lexical, cosines, table.ids, table.versions)
+    ranked = [(f.score, f.id, f.d) for f in fused]
+    return pack(cache, query, budget, found, ranked, params,
+                similarity={f.d: f.similarity for f in fused})
 
 
 def pack(cache: NativeCache, query: str, budget: int, concepts: list[Concept],
-         ranked: Ranked, params: Params = PARAMS) -> dict[str, Any]:
+         ranked: Ranked, params: Params = PARAMS,
+         similarity: dict[int, float] | None = None) -> dict[str, Any]:
     """The SelectionResult of a ranking (``select``'s; the benchmark packs its baselines'
-    rankings the same way, so budget-hit compares rankings, not budget rules)."""
+    rankings the same way, so budget-hit compares rankings, not budget rules).
+    ``similarity``: each ranked section's similarity to the query, shown in ``why``."""
     terms = flat_terms(concepts)
     postings = [Term(cache.index, t) for t in terms] if ranked else []
 
@@ -34,7 +60,7 @@ def pack(cache: NativeCache, query: str, budget: int, concepts: list[Concept],
         counts = [(term, p.lookup(d) & 0xFFFF) for term, p in zip(terms, postings)]
         return why_terms([t for t, n in counts if n]), sum(n for _, n in counts)
 
-    packer = Packer(cache, query, budget, terms, whole_why, params.empty_terms)
+    packer = Packer(cache, query, budget, terms, whole_why, params.empty_terms, similarity)
     for score, section_id, d in ranked:
         packer.offer(score, section_id, d)
     packer.offer_short()

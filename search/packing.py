@@ -200,8 +200,10 @@ class Packer:
     """Takes the ranked sections of one answer, best first, within ``budget``."""
 
     def __init__(self, cache: NativeCache, query: str, budget: int, terms: list[str],
-                 whole_why: WholeWhy, empty_terms: int) -> None:
+                 whole_why: WholeWhy, empty_terms: int,
+                 similarity: dict[int, float] | None = None) -> None:
         self.cache = cache
+        self.similarity = similarity or {}  # section -> its similarity (answers by meaning)
         self.terms = terms
         self.whole_why = whole_why
         self.empty_terms = empty_terms
@@ -254,7 +256,7 @@ class Packer:
                   "lines": [first, first + line_count(text) - 1]}
         shown, matches = self.whole_why(d)
         doc = _document(section_id, table.versions[d], text, score, tokens, shown, matches,
-                        self.cache.index.words[d], source)
+                        self.cache.index.words[d], source, self.similarity.get(d))
         cost = priced(doc, self._head_milli(d, section_id, text))
         if cost > self.left:
             excerpt = self._excerpt(doc, text, first)
@@ -386,7 +388,8 @@ class Packer:
         source["excerpt"] = {"lines": [first, last], "of_tokens": of_tokens}
         return _document(whole["id"], whole["version"], content, whole["score"],
                          estimate_tokens(content), why_terms(found),
-                         sum(counts[t] for t in found), len(WORD.findall(content)), source)
+                         sum(counts[t] for t in found), len(WORD.findall(content)), source,
+                         whole["why"].get("similarity"))
 
     def answer(self) -> dict[str, Any]:
         return {
@@ -416,13 +419,16 @@ def _scanned(text: str) -> str:
 
 def _document(section_id: str, version: str, content: str, score: float, tokens: int,
               shown: list[str], matches: int, words: int,
-              source: dict[str, Any]) -> dict[str, Any]:
+              source: dict[str, Any], similarity: float | None = None) -> dict[str, Any]:
+    why: dict[str, Any] = {"query_terms": shown, "term_matches": matches, "total_words": words}
+    if similarity is not None:  # answered by meaning: the section's share of the best cosine
+        why["similarity"] = similarity
     return {
         "id": section_id,
         "version": version,
         "content": content,
         "score": score,
         "tokens": tokens,
-        "why": {"query_terms": shown, "term_matches": matches, "total_words": words},
+        "why": why,
         "source": source,
     }

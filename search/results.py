@@ -8,7 +8,16 @@ TypedDicts, not dataclasses: a cold resolve never imports ``dataclasses``
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import NamedTuple, TypedDict
+
+
+class ByMeaning(NamedTuple):
+    """Answer a native cache by meaning too when it holds vectors and a model is found
+    (``search.meaning``); ``model_dir``: the model's folder (None: ``DOC_INDEX_MODEL_DIR``,
+    else the user cache)."""
+
+    model_dir: Path | None = None
 
 
 class CacheEntry(NamedTuple):

@@ -36,7 +36,7 @@ from ..store.manifest import MANIFEST_NAME as MANIFEST
 from ..store.manifest import MAX_MANIFEST_BYTES, manifest_head
 from ..store.v0_cache import V0Cache, load_v0_cache
 from .budget import check_budget
-from .results import Answer, CacheEntry, CacheInfo
+from .results import Answer, ByMeaning, CacheEntry, CacheInfo
 from .v0_selection import select_v0
 
 if TYPE_CHECKING:
@@ -68,13 +68,15 @@ def _spec_errors(tool: Callable[_P, _R]) -> Callable[_P, _R]:
 
 @_spec_errors
 def answer(
-    cache_dir: Path, query: str, budget: object, *, warm: WarmCaches | None = None
+    cache_dir: Path, query: str, budget: object, *, warm: WarmCaches | None = None,
+    meaning: ByMeaning | None = None,
 ) -> Answer:
     """context.resolve: the SelectionResult of ``query`` within ``budget`` tokens.
 
     Checks the budget first, then the cache: no directory or no ``manifest.json`` is
     cache_missing; a manifest that does not parse or is of neither kind cache_invalid.
     With ``warm`` (the MCP server's), the loaded cache is reused while its stamp holds.
+    ``meaning``: answer a native cache that holds vectors by meaning too (``search.meaning``).
     """
     checked = check_budget(budget)
     if not isinstance(query, str):
@@ -98,7 +100,7 @@ def answer(
         from ..search.native_selection import select
 
         try:
-            return Answer(**select(cache, query, checked))
+            return Answer(**select(cache, query, checked, meaning=meaning))
         except CacheReplaced:
             if warm is not None:
                 warm.discard(cache_dir, _WARM_KIND)

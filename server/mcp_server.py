@@ -98,14 +98,16 @@ def build_server(calls: ToolCalls, style: str) -> Server[Any]:
     return server
 
 
-def run(root: Path, tool_names: str = "dotted") -> int:
-    """Serve MCP on stdin/stdout until stdin closes and every answer is out; the exit status."""
+def run(root: Path, tool_names: str = "dotted", model: Path | None = None) -> int:
+    """Serve MCP on stdin/stdout until stdin closes and every answer is out; the exit status.
+    ``model``: the embedding model's folder (answers by meaning; loaded at the first answer
+    that uses it, then kept)."""
     if tool_names not in TOOL_NAME_STYLES:
         raise ValueError(f"tool_names must be one of {TOOL_NAME_STYLES}, not {tool_names!r}")
     warm = WarmCaches(max_bytes=memory_budget(os.environ))  # a bad value: error before serving
     sys.dont_write_bytecode = True  # before the SDK's import: no .pyc written beside it
     _configure_logging()
-    calls = ToolCalls(Path(root), warm=warm)
+    calls = ToolCalls(Path(root), warm=warm, model=model)
     if not calls.root.is_dir():
         logger.warning("cache root %s is not a directory (yet)", calls.root)
     try:

@@ -175,8 +175,9 @@ class ToolCalls:
     """
 
     def __init__(self, root: Path, backend: Backend | None = None,
-                 warm: WarmCaches | None = None) -> None:
+                 warm: WarmCaches | None = None, model: Path | None = None) -> None:
         self.root = Path(root)
+        self.model = model
         self.warm = warm if warm is not None else WarmCaches()
         self._backend = backend
 
@@ -193,7 +194,7 @@ class ToolCalls:
             return self._backend.resolve(cache_dir, query, budget)
         from . import spec_tools as tools
 
-        return tools.resolve(cache_dir, query, budget, warm=self.warm)
+        return tools.resolve(cache_dir, query, budget, warm=self.warm, model=self.model)
 
     def call(self, tool: str, arguments: dict[str, Any] | None) -> ToolReply:
         """Run tool ``tool`` (either spelling); unknown names raise KeyError."""

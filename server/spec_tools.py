@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 
 
 def resolve(cache_dir: Path, query: str, budget: int, pretty: bool = False, *,
-            warm: WarmCaches | None = None) -> str:
+            warm: WarmCaches | None = None, model: Path | None = None) -> str:
     """context.resolve's text: ``Cache.resolve`` of the cache at ``cache_dir``."""
-    return answer_text(Cache(cache_dir, warm=warm).resolve(query, budget), pretty)
+    return answer_text(Cache(cache_dir, warm=warm, model=model).resolve(query, budget), pretty)
 
 
 def inspect_cache(cache_dir: Path) -> str:

@@ -137,6 +137,7 @@ class BuildReport:
         self.sections = 0
         self.tokens = 0
         self.seconds = 0.0
+        self.meaning: str | None = None  # the vectors' line (doc_index.meaning_build)
         self.written = False
         self.full = plan.full
 

@@ -30,5 +30,7 @@ def summary_lines(report: BuildReport, seconds: float) -> list[str]:
     if len(report.notes) > SHOWN_SKIPPED:
         lines.append(f"  ... and {len(report.notes) - SHOWN_SKIPPED} more notes")
     lines.append(f"  sections: {report.sections} ({report.tokens} tokens)")
+    if report.meaning is not None:
+        lines.append(f"  meaning: {printable(report.meaning)}")
     lines.append(f"  time: {seconds:.2f} s")
     return lines
