@@ -105,6 +105,7 @@ def _model_command(sub: Any) -> None:
     fetch.add_argument("--dest", metavar="DIR",
                        help="the folder to put it in (default: the user cache folder)")
     fetch.add_argument("--url", help="a mirror of the pinned file (the sha256 still decides)")
+    fetch.set_defaults(root=None)  # (no root: none is read)
 
 
 def _read_commands(command: Command) -> None:
