@@ -25,6 +25,10 @@ SAMPLE_REPOS = REPO / "sample_repos"
 # line, a process exit), never for a span of time. Every timeout is only a safety net
 # against a hang, this long so that load never trips it on a healthy run.
 SAFETY_TIMEOUT = 300.0
+# Answers by meaning only where a test asks for them (tests/test_semantic_integration.py
+# sets DOC_INDEX_SEMANTIC itself): a model the user fetched into ~/.cache must not make
+# every build of the suite embed, nor change its summaries and answers.
+os.environ["DOC_INDEX_SEMANTIC"] = "off"
 # Hypothesis fails an example slower than 200 ms by default: a margin that load eats.
 settings.register_profile("no-deadline", deadline=None)
 settings.load_profile("no-deadline")
@@ -167,7 +171,8 @@ def store_leftovers(root: Path) -> list[str]:
         return []
     return sorted(f"{key}/{name}" for key in os.listdir(area)
                   for name in os.listdir(area / key)
-                  if name not in (("parsed",) if key == ".doc-index-tmp" else ("spare", "cache")))
+                  if name not in (("parsed", "vectors") if key == ".doc-index-tmp"
+                                 else ("spare", "cache")))
 
 
 def caches_only(root: Path) -> list[str]:
