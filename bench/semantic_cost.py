@@ -113,7 +113,8 @@ t0 = time.perf_counter()
 from pathlib import Path
 job = json.loads(sys.argv[1])
 from doc_index.store.native_cache import load_native_cache
-from doc_index.server.native_selection import Params, _concepts, pack, rank
+from doc_index.search.native_selection import pack
+from doc_index.search.ranking import Params, rank, concepts as _concepts
 from doc_index.foundation.strict_json import dumps
 cache_dir = Path(job["cache"])
 cache = load_native_cache(cache_dir)
@@ -165,7 +166,9 @@ def cold(job: dict[str, Any]) -> float:
 def resolve_latency(c: Any, model: str, path: Path, sha: str) -> dict[str, Any]:
     from doc_index.embedding import codes, fusion
     from doc_index.embedding import model as M
-    from doc_index.search.native_selection import Params, _concepts, pack, rank, select
+    from doc_index.search.native_selection import pack, select
+    from doc_index.search.ranking import Params, rank
+    from doc_index.search.ranking import concepts as _concepts
 
     semantic_models.trust({model: path})
     cache = c.corpus.cache

@@ -34,6 +34,8 @@ STORE_ENV = "DOC_INDEX_VECTOR_STORE_MB"
 DEFAULT_STORE_MB = 256
 ROW_BYTES = 448  # a stored row on disk, about: 384 codes, the 32-byte key, SQLite's share
 STORE_FOLDER = "vectors"
+THREADS_ENV = "DOC_INDEX_EMBED_THREADS"
+MIN_SHARE = 16  # texts a session takes at least before a second one joins
 
 Progress = Callable[[int, int], None]
 
@@ -106,7 +108,7 @@ def embed_cache(root: Path, cache_dir: Path, model_path: Path,
     """Write ``cache_dir``'s ``vectors.bin`` for its live generation (the caller holds
     the build lock); the ``EmbedStats``. A current sidecar is kept as it is."""
     from .embedding import vectors
-    from .embedding.model import RECIPE, TOKENIZER_SHA256, Embedder, read_model
+    from .embedding.model import RECIPE, TOKENIZER_SHA256, read_model
     from .store.cache_files import read_regular
     from .store.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES
     from .store.native_cache import load_native_cache
@@ -120,13 +122,7 @@ def embed_cache(root: Path, cache_dir: Path, model_path: Path,
         count = cache.document_count
         if _current(cache_dir, info):
             return vectors.EmbedStats(count, count, 0)
-        embedder = Embedder(model_path)  # loaded at the first section never embedded
-
-        def embed_codes(texts: list[str]) -> Any:
-            from .embedding.codes import quantize
-
-            return quantize(embedder.embed(texts))
-
+        embed_codes = Embedders(model_path, embed_threads())
         store = vectors.VectorStore(_store_folder(root) / vectors.STORE)
         try:
             stats = vectors.embed_sections(
@@ -135,9 +131,55 @@ def embed_cache(root: Path, cache_dir: Path, model_path: Path,
             store.trim(store_rows())
         finally:
             store.close()
+            embed_codes.close()
         return stats
     finally:
         cache.close()
+
+
+def embed_threads() -> int:
+    """Sessions run side by side: ``DOC_INDEX_EMBED_THREADS`` (1 to 16), else 2 on a
+    machine of 4 cores or more, 1 below (each session takes the model's memory again; on
+    2 busy cores a second session was slower, docs/semantic.md)."""
+    text = os.environ.get(THREADS_ENV, "")
+    if text.isascii() and text.isdigit() and 1 <= int(text[:3]) <= 16:
+        return int(text[:3])
+    return 2 if (os.cpu_count() or 1) >= 4 else 1
+
+
+class Embedders:
+    """Texts -> int8 codes, on ``threads`` sessions of one onnxruntime thread each, run
+    side by side (onnxruntime releases the GIL): a text's vector does not depend on the
+    texts run with it, so the split changes no code. Each session loads at its first
+    text (a build whose sections are all known loads none)."""
+
+    def __init__(self, model_path: Path, threads: int) -> None:
+        from .embedding.model import Embedder
+
+        self.models = [Embedder(model_path) for _ in range(threads)]
+        self._pool: Any = None
+
+    def __call__(self, texts: list[str]) -> Any:
+        from .embedding.codes import quantize
+
+        n = min(len(self.models), max(1, len(texts) // MIN_SHARE))
+        if n == 1:
+            return quantize(self.models[0].embed(texts))
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(len(self.models))
+        parts = list(self._pool.map(lambda i: self.models[i].embed(texts[i::n]), range(n)))
+        import numpy as np
+
+        out = np.empty((len(texts), parts[0].shape[1]), dtype=parts[0].dtype)
+        for i, part in enumerate(parts):
+            out[i::n] = part
+        return quantize(out)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
 
 
 def _inputs(cache: Any) -> Iterator[str]:
