@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 LIMIT = 127
+CHUNK = 2048  # rows widened at a time (3 MiB of int32)
 
 
 def quantize(vectors: Any) -> Any:
@@ -35,8 +36,29 @@ def squared_norms(codes: Any) -> Any:
     """Each row's squared length, as exact integers (int64)."""
     import numpy as np
 
-    wide = codes.astype(np.int64)
-    return (wide * wide).sum(axis=1)
+    out = np.empty(len(codes), dtype=np.int64)
+    buf = np.empty((min(CHUNK, len(codes)), codes.shape[1]), dtype=np.int32)
+    for start in range(0, len(codes), CHUNK):
+        part = buf[:min(CHUNK, len(codes) - start)]
+        np.copyto(part, codes[start:start + len(part)], casting="unsafe")
+        np.einsum("ij,ij->i", part, part, out=out[start:start + len(part)], dtype=np.int64)
+    return out
+
+
+def dots(codes: Any, query: Any) -> Any:
+    """Each row's dot product with ``query`` (int32, exact: |dot| <= 384 x 127 x 127 <
+    2**31), a chunk of rows at a time: no copy of the whole table, no BLAS (whose threads
+    fight over a busy machine's cores)."""
+    import numpy as np
+
+    q = np.asarray(query, dtype=np.int32)
+    out = np.empty(len(codes), dtype=np.int32)
+    buf = np.empty((min(CHUNK, len(codes)), codes.shape[1]), dtype=np.int32)
+    for start in range(0, len(codes), CHUNK):
+        part = buf[:min(CHUNK, len(codes) - start)]
+        np.copyto(part, codes[start:start + len(part)], casting="unsafe")
+        np.matmul(part, q, out=out[start:start + len(part)])
+    return out
 
 
 def similarities(codes: Any, norms2: Any, query: Any) -> Any:
@@ -45,9 +67,9 @@ def similarities(codes: Any, norms2: Any, query: Any) -> Any:
     import numpy as np
 
     q = np.asarray(query, dtype=np.int32)
-    dots = codes.astype(np.int32) @ q  # exact: |dot| <= 384 x 127 x 127 < 2**31
+    products = dots(codes, q)
     q2 = int((q.astype(np.int64) ** 2).sum())
     denom = np.sqrt(norms2.astype(np.float64) * np.float64(q2))
-    out = np.zeros(len(dots), dtype=np.float64)
-    np.divide(dots.astype(np.float64), denom, out=out, where=denom > 0)
+    out = np.zeros(len(products), dtype=np.float64)
+    np.divide(products.astype(np.float64), denom, out=out, where=denom > 0)
     return out

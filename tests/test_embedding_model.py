@@ -132,3 +132,15 @@ def test_a_section_without_a_query_term_needs_its_meaning() -> None:
     assert [(f.id, f.lexical) for f in got] == [("a", 1.0), ("c", 0.0), ("d", 0.0)]
     assert [f.id for f in fuse(lexical, cosines, IDS, VERSIONS,
                                loose._replace(floor=0.8))] == ["a"]
+
+
+def test_similarities_are_exact_across_chunks() -> None:
+    rng = np.random.default_rng(7)
+    rows = rng.integers(-127, 128, size=(2 * codes.CHUNK + 5, model.DIM), dtype=np.int8)
+    query = rng.integers(-127, 128, size=model.DIM, dtype=np.int8)
+    norms = codes.squared_norms(rows)
+    assert np.array_equal(norms, (rows.astype(np.int64) ** 2).sum(axis=1))
+    wide = rows.astype(np.int64) @ query.astype(np.int64)
+    expected = wide.astype(np.float64) / np.sqrt(
+        norms.astype(np.float64) * float((query.astype(np.int64) ** 2).sum()))
+    assert np.array_equal(codes.similarities(rows, norms, query), expected)

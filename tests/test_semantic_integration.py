@@ -296,6 +296,7 @@ def test_model_fetch_is_a_command_with_one_error_line(tmp_path: Path) -> None:
 
 def test_sessions_side_by_side_give_the_same_codes() -> None:
     import numpy as np
+
     from doc_index.meaning_build import Embedders
 
     texts = [f"Section {i}\n\n" + "about retries and timeouts " * (i % 9) for i in range(40)]
