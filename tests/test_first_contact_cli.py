@@ -385,6 +385,7 @@ positional arguments:
     serve     the MCP server, on stdin and stdout
     hook      git hooks that rebuild a checkout's cache after pull, checkout
               or rebase
+    model     the embedding model for answers by meaning (the semantic extra)
     mcp-config
               print an MCP client's configuration block for this installation
 
@@ -397,7 +398,7 @@ options:
 
 RESOLVE_HELP = b"""\
 usage: doc-index resolve [-h] [--root DIR] [--budget TOKENS]
-                         [--format {json,pretty,text}]
+                         [--format {json,pretty,text}] [--model DIR]
                          name query
 
 The sections of a cache that answer a question.
@@ -418,6 +419,9 @@ options:
                         (default); pretty: the same, indented; text: each
                         section under a header naming its file, lines and
                         headings, for reading
+  --model DIR           the folder holding the embedding model for answers by
+                        meaning (default: $DOC_INDEX_MODEL_DIR, else where
+                        'doc-index model fetch' puts it)
 """
 
 
@@ -449,7 +453,8 @@ def test_every_argument_and_option_is_described() -> None:
         assert "ROOT_BEFORE" not in text and "``" not in text, name
         for action in parser._actions:
             assert action.help and action.help != argparse.SUPPRESS, (name, action.dest)
-    assert len(seen) == 11  # doc-index, its 8 commands, hook install and hook uninstall
+    # doc-index, its 9 commands, hook install, hook uninstall and model fetch
+    assert len(seen) == 13
     code, out, _ = run("hook", "install", "--help", env={"COLUMNS": "80"})
     assert code == 0 and b"--subdir PATH" in out and b"--name NAME" in out
 
