@@ -134,7 +134,7 @@ class WarmCaches:
                 if entry is not None and entry.stamp == stamp:
                     self._entries.move_to_end(key)
                     self.hits += 1
-                    return entry.value  # type: ignore[no-any-return]
+                    return entry.value
         value = load(cache_dir)
         self.loads += 1
         release_freed_memory()  # the load's temporaries

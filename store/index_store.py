@@ -37,7 +37,7 @@ from ..indexer.versions import (
 )
 from . import commit as commit_mod
 from .cache_marks import delete_refused, deletion_refusal, write_mark
-from .cache_names import name_problem
+from .cache_names import STAGING_DIR, name_problem
 from .lock import CacheLock
 from .manifest import (
     MANIFEST_NAME,
@@ -62,13 +62,13 @@ from .roots import default_root
 from .search_index import KIND_NAMES, IndexWriter, SearchIndex, read_search_index
 
 if TYPE_CHECKING:  # the resolve path imports this module (tests/test_import_rules.py)
-    from collections.abc import Iterator
+    from typing import TypeAlias
 
-    from .parallel import Job, WarmWorker
+    from .parallel import Job, ParseResults, WarmWorker
     from .sources.identity import Source
     from .sources.walk import Scan
 
-    Parsed = Iterator[tuple[str, ParsedFile | str]]
+    Parsed: TypeAlias = ParseResults
 
 CURRENT_INDEX_VERSION = 1
 BUILD_CONFIG: dict[str, Any] = {
@@ -201,7 +201,7 @@ class Carry(NamedTuple):
     old search index."""
 
     sections: ManifestSections
-    index: SearchIndex
+    index: SearchIndex  # type: ignore[assignment]  # a field named like tuple.index
 
 
 def warm_worker(store: IndexStore, key: str, full: bool) -> WarmWorker:
@@ -236,7 +236,7 @@ class IndexStore:
             return []
         return sorted(
             e.name for e in os.scandir(self.root)
-            if e.is_dir(follow_symlinks=False) and e.name != commit_mod.STAGING_DIR
+            if e.is_dir(follow_symlinks=False) and e.name != STAGING_DIR
         )
 
     def load_index(self, key: str) -> dict[str, Any] | None:
@@ -504,7 +504,7 @@ class IndexStore:
                           [path for path, _, _ in plan.jobs])
                 carry = old.carry()
             for done, source in enumerate(scan.files, 1):
-                if carry is not None and source.path in unchanged:
+                if old is not None and carry is not None and source.path in unchanged:
                     tokens += self._carry_file(old, carry, source.path, ids, writer, doc_map,
                                                version, spool)
                 else:

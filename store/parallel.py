@@ -25,9 +25,16 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..indexer.model import ParsedFile
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+    from typing import TypeAlias
+
+    # What parse_files returns: the results in job order; ``close`` stops what is left.
+    ParseResults: TypeAlias = "Generator[tuple[str, ParsedFile | str], None, None] | _ChildResults"
 
 MIN_PARALLEL_BYTES = 256 * 1024
 # Files go to the pool in batches of about this many bytes (fewer when that would leave
@@ -151,7 +158,7 @@ def _worker_count(jobs: list[Job]) -> int:
 
 
 def parse_files(jobs: list[Job], staging: Path, *, background: bool = False,
-                warm: WarmWorker | None = None) -> Iterator[tuple[str, ParsedFile | str]]:
+                warm: WarmWorker | None = None) -> ParseResults:
     """Yield ``(path, ParsedFile or skip reason)`` for every job, in order.
 
     The bytes are read here (sources need not be fork-safe) and sent to a worker. A job
@@ -169,7 +176,7 @@ def parse_files(jobs: list[Job], staging: Path, *, background: bool = False,
 
 
 def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
-                   ) -> Iterator[tuple[str, ParsedFile | str]]:
+                   ) -> Generator[tuple[str, ParsedFile | str], None, None]:
     import multiprocessing
 
     if workers == 0 or "fork" not in multiprocessing.get_all_start_methods():
@@ -270,7 +277,7 @@ def _abandon(pool: Any) -> None:
         worker.join()
 
 
-def _parse_in_child(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFile | str]]:
+def _parse_in_child(jobs: list[Job], staging: Path) -> ParseResults:
     """Fork one child that parses every job and streams the results back over a pipe;
     return the iterator over them (the child runs while the caller does other work)."""
     results = WarmWorker().take(jobs, staging)

@@ -334,9 +334,9 @@ def _merge_postings(
             at = remapped.index(DROPPED, at)
         except ValueError:
             break
-        term = bisect_right(starts, at) - 1
-        touched.add(term)
-        at = starts[term + 1] if term + 1 < len(starts) else len(remapped)
+        term_no = bisect_right(starts, at) - 1
+        touched.add(term_no)
+        at = starts[term_no + 1] if term_no + 1 < len(starts) else len(remapped)
     names = [name for name, _ in items]
     special = sorted({names[i] for i in touched} | fresh.keys())
     terms: dict[str, list[int]] = {}
@@ -396,7 +396,7 @@ def _le_bytes(region: memoryview) -> memoryview:
 
 def _dropped_ranges(doc_map: array) -> list[tuple[int, int]]:
     """The runs ``[a, b)`` of old section numbers that ``doc_map`` drops (-1)."""
-    ranges = []
+    ranges: list[tuple[int, int]] = []
     at = 0
     while True:
         try:

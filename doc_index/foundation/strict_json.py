@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # not in typeshed's stubs
 from typing import Any
 
 # Any surrogate escape. Only one that is not half of a high+low pair can decode to a lone

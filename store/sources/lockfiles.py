@@ -71,7 +71,7 @@ class Pin(NamedTuple):
     version: str
     direct: bool
     sources: tuple[str, ...]
-    index: str | None = None
+    index: str | None = None  # type: ignore[assignment]  # a field named like tuple.index
     hashes: tuple[str, ...] = ()
 
 
@@ -91,7 +91,7 @@ class _Locked(NamedTuple):
     name: str
     version: str
     direct: bool | None
-    index: str | None = None
+    index: str | None = None  # type: ignore[assignment]  # a field named like tuple.index
     hashes: tuple[str, ...] = ()
     from_index: bool = True
 

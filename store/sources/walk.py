@@ -24,7 +24,7 @@ from ...foundation.errors import NothingToIndex
 from ...foundation.printable import printable
 from ...foundation.safe_paths import path_problem
 from ...indexer.formats import is_doc_path, other_doc_kind
-from ..commit import STAGING_DIR
+from ..cache_names import STAGING_DIR
 from ..manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 from .doc_config import MAX_CONFIG_BYTES
 from .docs_folder import FOLDER, Selection, choose, classify, is_config_name, kinds_line
@@ -427,9 +427,9 @@ def _list_directory(fd: int, prefix: str, own: set[tuple[int, int]],
             elif entry.name in SKIPPED_DIRS:
                 held = _doc_files_below(fd, entry.name)
                 if held:
-                    files = "doc file" if held == 1 else "doc files"
+                    noun = "doc file" if held == 1 else "doc files"
                     skipped.append((_shown(rel), f"directory skipped by name outside git "
-                                                 f"(held {held} {files})"))
+                                                 f"(held {held} {noun})"))
                 continue
             problem = path_problem(rel)
             if problem is not None:
