@@ -510,18 +510,10 @@ class IndexStore:
                 else:
                     path, result = next(parsed_iter)
                     assert path == source.path
-                    if isinstance(result, str):
-                        report.skipped.append((path, result))
-                        _drop(report, path)
+                    added = _add_parsed(path, result, report, ids, writer, version, spool)
+                    if added is None:
                         continue
-                    report.parsed.append(path)
-                    if result.note:
-                        report.notes.append((path, result.note))
-                    writer.add_file(result.raw_digest, len(result.sections))
-                    for entry in _fresh_file(result, ids, writer):
-                        version.add(entry["id"], entry["version"])
-                        tokens += entry["tokens"]
-                        spool.add(entry)
+                    tokens += added
                 doc_files.append(source.path)
                 if progress is not None:
                     progress(done, total)
@@ -541,10 +533,8 @@ class IndexStore:
             source=source_record,
         )
         digest = spool.write_manifest(staging / MANIFEST_NAME, header)
-        old_index = None
-        if carry is not None:
-            old_index = carry.index
-            del carry  # the old manifest's bytes are no longer needed: free them first
+        old_index = carry.index if carry is not None else None
+        del carry  # the old manifest's bytes are no longer needed: free them first
         writer.write(staging / SEARCH_INDEX_NAME, cache_version, ANALYZER_VERSION, BUILD_CONFIG,
                      digest, tokens, old_index, doc_map if old_index else None)
         return header
@@ -629,6 +619,26 @@ def _check_raw_files(live: Path, old: _Old) -> None:
             read_checked(live_fd, path, digest)
     finally:
         os.close(live_fd)
+
+
+def _add_parsed(path: str, result: ParsedFile | str, report: BuildReport, ids: IdAssigner,
+                writer: IndexWriter, version: CacheVersion, spool: SectionSpool) -> int | None:
+    """Add a parsed file's sections to the generation; their tokens. None when the parser
+    skipped the file (reported)."""
+    if isinstance(result, str):
+        report.skipped.append((path, result))
+        _drop(report, path)
+        return None
+    report.parsed.append(path)
+    if result.note:
+        report.notes.append((path, result.note))
+    writer.add_file(result.raw_digest, len(result.sections))
+    tokens = 0
+    for entry in _fresh_file(result, ids, writer):
+        version.add(entry["id"], entry["version"])
+        tokens += entry["tokens"]
+        spool.add(entry)
+    return tokens
 
 
 def _drop(report: BuildReport, path: str) -> None:

@@ -180,18 +180,7 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
     import multiprocessing
 
     if workers == 0 or "fork" not in multiprocessing.get_all_start_methods():
-        # In this process (no fork): no memory limit, the design's bounds only.
-        from .parse_cache import release
-
-        try:
-            for n, (path, read, _) in enumerate(jobs, 1):
-                data = _read(read)
-                result = data if isinstance(data, str) else parse_one(path, data, str(staging))
-                if n == len(jobs):  # before the last yield: the consumer may stop there
-                    release(str(staging))
-                yield path, result
-        finally:
-            release(str(staging))
+        yield from _parse_here(jobs, staging)
         return
     ctx = multiprocessing.get_context("fork")
     _warm_parsers(jobs)
@@ -210,10 +199,8 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
         # include another thread's, e.g. a second build's pool, whose normal exit was
         # taken for a dead parse worker.
         pool_workers = list(pool._pool)
-        early = {}
-        for path, read, _ in jobs:
-            if path in big:
-                early[path] = pool.apply_async(parse_batch, ([(path, _read(read))], where))
+        early = {path: pool.apply_async(parse_batch, ([(path, _read(read))], where))
+                 for path, read, _ in jobs if path in big}
         window: deque = deque()  # (paths, pending batch result, bytes), in job order
         limit = workers * IN_FLIGHT_PER_WORKER
         batch: list[tuple[str, bytes | str]] = []
@@ -241,6 +228,22 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
             window.append(_submit(pool, batch, size, where))
         while window:
             yield from _next(window, pool_workers)
+
+
+def _parse_here(jobs: list[Job], staging: Path,
+                ) -> Generator[tuple[str, ParsedFile | str], None, None]:
+    """Parse in this process (no fork): no memory limit, the design's bounds only."""
+    from .parse_cache import release
+
+    try:
+        for n, (path, read, _) in enumerate(jobs, 1):
+            data = _read(read)
+            result = data if isinstance(data, str) else parse_one(path, data, str(staging))
+            if n == len(jobs):  # before the last yield: the consumer may stop there
+                release(str(staging))
+            yield path, result
+    finally:
+        release(str(staging))
 
 
 @contextmanager
