@@ -110,7 +110,13 @@ class _Entry(NamedTuple):
 
 class WarmCaches:
     """Thread-safe memo of loaded caches keyed by directory and kind, checked by stamp;
-    at most ``max_entries`` values and, beyond the newest, ``max_bytes`` of them."""
+    at most ``max_entries`` values and, beyond the newest, ``max_bytes`` of them.
+
+    Not ``functools.lru_cache`` (bounded by count only, and blind to a rebuilt cache) nor
+    ``cachetools.LRUCache(getsizeof=...)`` (bounded by size, but it refuses a value larger
+    than the bound, which here must be kept, and it would still need the stamp check
+    and the load outside the lock around it): the LRU itself is an ``OrderedDict``.
+    """
 
     def __init__(self, max_entries: int = 32, max_bytes: int | None = None) -> None:
         self._max_entries = max_entries

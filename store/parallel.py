@@ -249,7 +249,17 @@ def _parse_here(jobs: list[Job], staging: Path,
 @contextmanager
 def _pool(ctx: Any, workers: int) -> Iterator[Any]:
     """``ctx.Pool(workers)``, terminated on the way out as ``with Pool`` does, except after
-    a worker died (``ChildProcessError`` from :func:`_next`): then it is abandoned."""
+    a worker died (``ChildProcessError`` from :func:`_next`): then it is abandoned.
+
+    Not ``concurrent.futures.ProcessPoolExecutor``, whose ``BrokenProcessPool`` would
+    replace the watch in :func:`_next` and :func:`_abandon`: its forked workers keep the
+    write end of their task queue, so after a ``kill -9`` of the build (or the OOM killer)
+    they wait for work for ever, holding the build lock they inherited, and the next build
+    waits out its lock timeout. A Pool worker closes that end: the build's death is the
+    end of its input, and it exits once its batch is done. The price: a dead worker is
+    seen within ``_WATCH_SECONDS``, not at once (docs/architecture.md, "Hand-written
+    where a library exists").
+    """
     pool = ctx.Pool(workers, initializer=limit_memory)
     try:
         yield pool

@@ -4,6 +4,13 @@ writer of the JSON every door prints (:func:`dumps`; search prices answers with 
 Strict UTF-8 (no BOM, no UTF-16 sniffing), no NaN/Infinity, and nesting too deep for the
 parser is an invalid document (ValueError), not a crash. Written: compact or 2-space
 pretty, non-ASCII kept, one trailing newline (serde_json's output).
+
+The parser is the stdlib's (``json.loads`` with ``parse_constant``); what is ours is what
+it lets through (a BOM, lone surrogates, RecursionError) and the streaming walk, since
+the stdlib has no streaming parser: :func:`parse_json_object_streaming` scans the
+top-level object with the stdlib's own ``scanstring`` and ``raw_decode`` so that a
+manifest's sections are handed on one by one (docs/architecture.md, "Hand-written where
+a library exists").
 """
 
 from __future__ import annotations
