@@ -23,7 +23,6 @@ docs/architecture.md ("Hand-written where a library exists") records the figures
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
 import shutil
@@ -115,24 +114,31 @@ def _staging(work: Path, run: str) -> Path:
     return new_staging_dir(root, "bench")
 
 
-def _use(name: str) -> None:
-    parallel._pool, parallel._next = POOLS[name]  # type: ignore[assignment]
+def _alternating(work: Path, rounds: int, label: str,
+                 measure: Callable[[Path], float]) -> dict[str, list[float]]:
+    """``measure(staging)`` with each pool in turn, ``rounds`` times."""
+    times: dict[str, list[float]] = {name: [] for name in POOLS}
+    for round_no in range(rounds):
+        for name in POOLS:
+            parallel._pool, parallel._next = POOLS[name]  # type: ignore[assignment]
+            try:
+                times[name].append(measure(_staging(work, f"{label}-{round_no}-{name[:4]}")))
+            finally:
+                parallel._pool, parallel._next = POOLS["Pool + watch"]  # type: ignore[assignment]
+    return times
 
 
 def parse_speed(work: Path, files: int, rounds: int) -> dict[str, list[float]]:
     """Seconds to parse ``files`` small files through each pool, rounds alternating."""
     jobs = _jobs(files)
-    times: dict[str, list[float]] = {name: [] for name in POOLS}
-    for round_no in range(rounds):
-        for name in POOLS:
-            _use(name)
-            staging = _staging(work, f"speed-{round_no}-{len(times[name])}-{name[:4]}")
-            started = time.perf_counter()
-            done = sum(1 for _ in parallel._parse_in_pool(jobs, staging, 2))
-            times[name].append(time.perf_counter() - started)
-            assert done == files
-    _use("Pool + watch")
-    return times
+
+    def measure(staging: Path) -> float:
+        started = time.perf_counter()
+        done = sum(1 for _ in parallel._parse_in_pool(jobs, staging, 2))
+        assert done == files
+        return time.perf_counter() - started
+
+    return _alternating(work, rounds, "speed", measure)
 
 
 def death_detection(work: Path, files: int, rounds: int) -> dict[str, list[float]]:
@@ -140,27 +146,23 @@ def death_detection(work: Path, files: int, rounds: int) -> dict[str, list[float
     import multiprocessing
 
     jobs = _jobs(files)
-    times: dict[str, list[float]] = {name: [] for name in POOLS}
-    for round_no in range(rounds):
-        for name in POOLS:
-            _use(name)
-            staging = _staging(work, f"death-{round_no}-{name[:4]}")
-            results = parallel._parse_in_pool(jobs, staging, 2)
-            killed_at = 0.0
-            try:
-                for n, _ in enumerate(results):
-                    if n == 200:  # the pool is busy: kill one of its workers
-                        victim = multiprocessing.active_children()[0]
-                        os.kill(victim.pid, signal.SIGKILL)  # type: ignore[arg-type]
-                        killed_at = time.perf_counter()
-            except ChildProcessError:
-                times[name].append(time.perf_counter() - killed_at)
-            else:
-                raise AssertionError(f"{name}: a dead worker went unnoticed")
-            finally:
-                results.close()
-    _use("Pool + watch")
-    return times
+
+    def measure(staging: Path) -> float:
+        results = parallel._parse_in_pool(jobs, staging, 2)
+        killed_at = 0.0
+        try:
+            for n, _ in enumerate(results):
+                if n == 200:  # the pool is busy: kill one of its workers
+                    victim = multiprocessing.active_children()[0]
+                    os.kill(victim.pid, signal.SIGKILL)  # type: ignore[arg-type]
+                    killed_at = time.perf_counter()
+        except ChildProcessError:
+            return time.perf_counter() - killed_at
+        finally:
+            results.close()
+        raise AssertionError("a dead worker went unnoticed")
+
+    return _alternating(work, rounds, "death", measure)
 
 
 _RUNNER = """
@@ -190,15 +192,9 @@ def _group_alive(pgid: int) -> int:
 
 
 def _lock_held(root: Path) -> bool:
-    for lock in root.glob(".doc-index-tmp/*/lock"):
-        fd = os.open(lock, os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)
-    return False
+    from doc_index.store.lock import BuildLock
+
+    return any(BuildLock(lock).held_elsewhere() for lock in root.glob(".doc-index-tmp/*/lock"))
 
 
 def kill_minus_9(work: Path, files: int, mode: str, wait: float = 10.0) -> dict[str, Any]:
