@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-dev
 BASE_STAMP := $(VENV)/.installed
 DEMO_ROOT := demo-root
 
-.PHONY: venv test test-slow demo bench bench-quick bench-semantic lint clean
+.PHONY: venv test test-slow typecheck demo bench bench-quick bench-semantic lint clean
 
 $(BASE_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,19 @@ venv: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-test: $(STAMP)
+# mypy over the library code ([tool.mypy] in pyproject.toml). The top-level folders install
+# as doc_index.* (pyproject's package-dir), which mypy cannot map: it reads them through a
+# tree of links laid out as the installed package, so it names files doc_index/store/...
+TYPECHECK_TREE := $(VENV)/typecheck
+LIBRARY_DIRS := indexer store search server embedding
+typecheck: $(STAMP)
+	rm -rf $(TYPECHECK_TREE) && mkdir -p $(TYPECHECK_TREE)/doc_index
+	for f in doc_index/* $(LIBRARY_DIRS); do ln -s "$(CURDIR)/$$f" $(TYPECHECK_TREE)/doc_index/; done
+	cd $(TYPECHECK_TREE) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml \
+		--python-executable $(CURDIR)/$(BIN)/python --cache-dir $(CURDIR)/$(VENV)/mypy-cache \
+		-p doc_index
+
+test: $(STAMP) typecheck
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 

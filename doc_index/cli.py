@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     # --root is taken before and after the subcommand (a separate dest, so the
     # subcommand's default None cannot erase the first); given twice, the later one wins,
     # as with any repeated option.
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--root", metavar="DIR", default=None, help=ROOT_HELP)
     parser = _Parser(prog="doc-index", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"doc-index {__version__}")

@@ -110,6 +110,7 @@ class DocIndex:
     def cache(self, name: str) -> Cache:
         """Cache ``name``, checked (one path component whose tree stays under the root);
         CacheMissing naming it and the closest names otherwise."""
+        from .foundation.errors import CacheMissing
         from .missing_cache import missing_cache
         from .store.cache_paths import real_root, resolve_cache_name, verify_cache_tree
 
@@ -119,9 +120,7 @@ class DocIndex:
                 root_real = real_root(self.root)
                 self.warm.get(path, "tree", lambda d: verify_cache_tree(root_real,
                                                                           os.fspath(d)))
-        except Exception as exc:
-            if getattr(exc, "code", None) != "cache_missing":
-                raise
+        except CacheMissing as exc:
             raise missing_cache(self.root, name, exc) from None
         return Cache(path, name=name, index=self, model=self.model)
 

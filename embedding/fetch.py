@@ -30,8 +30,8 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from ..foundation.errors import DocIndexError
-from .model import KNOWN_MODELS, ModelError, user_model_dir
+from ..foundation.errors import DocIndexError, ModelError
+from .model import KNOWN_MODELS, user_model_dir
 
 REPOSITORY = "sentence-transformers/all-MiniLM-L6-v2"
 REVISION = "1110a243fdf4706b3f48f1d95db1a4f5529b4d41"

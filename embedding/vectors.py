@@ -63,7 +63,7 @@ class SidecarInfo(NamedTuple):
     model_sha256: str
     tokenizer_sha256: str
     recipe: str
-    count: int
+    count: int  # type: ignore[assignment]  # a field named like tuple.count
 
 
 def text_key(identity: Identity, text: str) -> bytes:

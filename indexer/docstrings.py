@@ -240,8 +240,8 @@ def _google_section(title: str, block: list[str]) -> list[str]:
         first, rest = block[0].strip(), block[1:]
         split = _split_colon(first)
         if split and _no_space_outside_brackets(split[0]):
-            desc = [split[1]] if split[1] else []
-            return _render(title, [_Entry("", split[0], desc + _dedent(rest))])
+            lead = [split[1]] if split[1] else []
+            return _render(title, [_Entry("", split[0], lead + _dedent(rest))])
         return _render(title, [_Entry("", "", [first, *_dedent(rest)])])
     if title not in _ENTRY_SECTIONS:
         return [title + ":", *[("  " + line).rstrip() for line in block]]

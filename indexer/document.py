@@ -113,21 +113,7 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block],
             capped.add("words")
             notes.append(f"a section over {MAX_SECTION_WORDS} distinct words at line "
                          f"{_line(raw, block.start)}: the others are not indexed")
-        title_terms = term_counts(block.title)
-        path_terms = path_terms_of.get(tuple(ancestors))
-        if path_terms is None:
-            path_terms = path_terms_of[tuple(ancestors)] = _path_terms(file_words, ancestors)
-        body_terms = terms_of_words(words, MAX_SECTION_TERMS)
-        body_length = sum(body_terms.values())
-        if body_terms and max(body_terms.values()) >= 0xFFFF:
-            packed = {term: n if n < 0xFFFF else 0xFFFF for term, n in body_terms.items()}
-        else:  # nothing to cap: body_terms is this section's own dict
-            packed = body_terms
-        for field_terms, shift in ((title_terms, 24), (path_terms, 16)):
-            for term, n in field_terms.items():
-                packed[term] = packed.get(term, 0) | (min(n, 255) << shift)
-        for feature in section_features(file_words, block.title, ancestors):
-            packed[feature] = 1
+        packed, lens = _packed_terms(block.title, words, ancestors, file_words, path_terms_of)
         kept = _within_file_terms(packed, seen)
         if len(kept) < len(packed) and notes is not None and "terms" not in capped:
             capped.add("terms")
@@ -152,12 +138,36 @@ def analyze_blocks(path: str, raw: bytes, blocks: list[Block],
                 parent_index=parent,
                 terms=packed,
                 total_words=sum(words.values()),
-                lens=(sum(title_terms.values()), sum(path_terms.values()), body_length),
+                lens=lens,
             )
         )
         if block.kind != "part":
             stack.append(len(sections) - 1)
     return sections
+
+
+def _packed_terms(title: str, words: dict[str, int], ancestors: list[str], file_words: str,
+                  path_terms_of: dict[tuple[str, ...], dict[str, int]],
+                  ) -> tuple[dict[str, int], tuple[int, int, int]]:
+    """A section's terms, each count packed as body | path << 16 | title << 24 (body capped
+    at 0xFFFF, the others at 255), with its feature terms; and the lengths of its title,
+    path and body fields. ``path_terms_of`` memoizes the path field by ancestor titles."""
+    title_terms = term_counts(title)
+    path_terms = path_terms_of.get(tuple(ancestors))
+    if path_terms is None:
+        path_terms = path_terms_of[tuple(ancestors)] = _path_terms(file_words, ancestors)
+    body_terms = terms_of_words(words, MAX_SECTION_TERMS)
+    body_length = sum(body_terms.values())
+    if body_terms and max(body_terms.values()) >= 0xFFFF:
+        packed = {term: n if n < 0xFFFF else 0xFFFF for term, n in body_terms.items()}
+    else:  # nothing to cap: body_terms is this section's own dict
+        packed = body_terms
+    for field_terms, shift in ((title_terms, 24), (path_terms, 16)):
+        for term, n in field_terms.items():
+            packed[term] = packed.get(term, 0) | (min(n, 255) << shift)
+    for feature in section_features(file_words, title, ancestors):
+        packed[feature] = 1
+    return packed, (sum(title_terms.values()), sum(path_terms.values()), body_length)
 
 
 def _path_terms(file_words: str, ancestors: list[str]) -> dict[str, int]:

@@ -441,26 +441,13 @@ class _Expander:
         return self.target(written, [self.config_base], stack, depth)
 
     def mdbook(self, line: SourceLine, depth: int, stack: tuple[str, ...]) -> list[SourceLine]:
-        inline = _Inline(line)
-        text = line.text
-        position = 0
-        while True:
-            start = text.find("{{", position)
-            close = text.find("}}", start + 2) if start >= 0 else -1
-            if start < 0 or close < 0:
-                break
-            inline.text(text[position:start])
-            kind, _, argument = text[start + 2:close].strip().partition(" ")
-            if start > position and text[start - 1] == "\\":
-                inline.drop_last_char()
-                inline.text(text[start:close + 2])
-            elif kind in ("#include", "#rustdoc_include") and argument.strip():
-                inline.lines(self.mdbook_include(argument.strip(), line, depth, stack))
-            else:
-                inline.text(text[start:close + 2])
-            position = close + 2
-        inline.text(text[position:])
-        return inline.done()
+        def include(body: str) -> list[SourceLine] | None:
+            kind, _, argument = body.strip().partition(" ")
+            if kind in ("#include", "#rustdoc_include") and argument.strip():
+                return self.mdbook_include(argument.strip(), line, depth, stack)
+            return None
+
+        return _replace_tags(line, "{{", "}}", include)
 
     def mdbook_include(self, argument: str, at: SourceLine, depth: int,
                        stack: tuple[str, ...]) -> list[SourceLine]:
@@ -473,23 +460,8 @@ class _Expander:
             return [self.note(refused.args[0], argument, at)]
 
     def mdx(self, line: SourceLine, depth: int, stack: tuple[str, ...]) -> list[SourceLine]:
-        inline = _Inline(line)
-        text = line.text
-        position = 0
-        while True:
-            start = text.find("{!", position)
-            close = text.find("!}", start + 2) if start >= 0 else -1
-            if start < 0 or close < 0:
-                break
-            inline.text(text[position:start])
-            if start > position and text[start - 1] == "\\":
-                inline.drop_last_char()
-                inline.text(text[start:close + 2])
-            else:
-                inline.lines(self.mdx_include(text[start + 2:close], line, depth, stack))
-            position = close + 2
-        inline.text(text[position:])
-        return inline.done()
+        return _replace_tags(line, "{!", "!}",
+                             lambda body: self.mdx_include(body, line, depth, stack))
 
     def mdx_include(self, body: str, at: SourceLine, depth: int,
                     stack: tuple[str, ...]) -> list[SourceLine]:
@@ -507,6 +479,35 @@ class _Expander:
             return self.admit(selected)
         except _Refused as refused:
             return [self.note(refused.args[0], written, at)]
+
+
+def _replace_tags(line: SourceLine, opener: str, closer: str,
+                  include: Callable[[str], list[SourceLine] | None]) -> list[SourceLine]:
+    """``line`` with each ``opener``...``closer`` tag replaced by the lines ``include``
+    gives for the tag's body; a tag stays text when ``include`` gives None or a backslash
+    escapes it (the backslash is dropped)."""
+    inline = _Inline(line)
+    text = line.text
+    position = 0
+    while True:
+        start = text.find(opener, position)
+        close = text.find(closer, start + len(opener)) if start >= 0 else -1
+        if start < 0 or close < 0:
+            break
+        inline.text(text[position:start])
+        end = close + len(closer)
+        lines = None
+        if start > position and text[start - 1] == "\\":
+            inline.drop_last_char()
+        else:
+            lines = include(text[start + len(opener):close])
+        if lines is None:
+            inline.text(text[start:end])
+        else:
+            inline.lines(lines)
+        position = end
+    inline.text(text[position:])
+    return inline.done()
 
 
 class _Inline:
@@ -694,21 +695,29 @@ def mdbook_lines(lines: list[SourceLine], selector: str) -> list[SourceLine]:
 
 
 def _anchored(lines: list[SourceLine], name: str) -> list[SourceLine]:
+    return _between_markers(lines, _ANCHOR, name, lambda m: "end" if m.group(1) else "start",
+                            "anchor")
+
+
+def _between_markers(lines: list[SourceLine], marker: re.Pattern[str], name: str,
+                     role: Callable[[re.Match[str]], str], what: str) -> list[SourceLine]:
+    """The lines after the first start marker of ``name`` (``marker``'s group 2) up to
+    its next end marker, or to the end (``role``: a marker's "start", "end" or other);
+    _Refused without a start marker."""
     inside = False
     selected: list[SourceLine] = []
     for line in lines:
-        match = _ANCHOR.search(line.text)
+        match = marker.search(line.text)
         if match and match.group(2) == name:
-            if match.group(1):
-                if inside:
-                    return selected
-                continue
-            inside = True
+            kind = role(match)
+            if kind == "end" and inside:
+                return selected
+            inside = inside or kind == "start"
             continue
         if inside:
             selected.append(line)
     if not inside:
-        raise _Refused(f"anchor {name[:60]} not found")
+        raise _Refused(f"{what} {name[:60]} not found")
     return selected
 
 
@@ -768,20 +777,7 @@ def snippet_lines(lines: list[SourceLine], selector: str) -> list[SourceLine]:
 
 
 def _snippet_section(lines: list[SourceLine], name: str) -> list[SourceLine]:
-    inside = False
-    selected: list[SourceLine] = []
-    for line in lines:
-        match = _SECTION.search(line.text)
-        if match and match.group(2) == name:
-            if match.group(1) == "end" and inside:
-                return selected
-            inside = inside or match.group(1) == "start"
-            continue
-        if inside:
-            selected.append(line)
-    if not inside:
-        raise _Refused(f"section {name[:60]} not found")
-    return selected
+    return _between_markers(lines, _SECTION, name, lambda m: m.group(1), "section")
 
 
 _FASTAPI = re.compile(r"\{\*[ \t]*(\S+)[ \t]*(.*)\*\}")

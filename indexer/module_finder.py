@@ -71,13 +71,18 @@ def normalize(base_dir: str, relative: str) -> str | None:
     when it leaves the source or is not a safe path ("" is the root itself)."""
     if relative.startswith("/") or "\0" in relative:
         return None
-    joined = posixpath.normpath(posixpath.join(_ROOT, base_dir, relative))
-    if joined == _ROOT:
+    return _repo_relative(posixpath.normpath(posixpath.join(_ROOT, base_dir, relative)))
+
+
+def _repo_relative(path: str) -> str | None:
+    """The repo-relative form of a normalised path below ``_ROOT``; None outside the
+    source or when it is not a safe path ("" is the root itself)."""
+    if path == _ROOT:
         return ""
-    if not joined.startswith(_ROOT + "/"):
+    if not path.startswith(_ROOT + "/"):
         return None
-    path = joined[len(_ROOT) + 1:]
-    return None if path_problem(path) else path
+    rel = path[len(_ROOT) + 1:]
+    return None if path_problem(rel) else rel
 
 
 # -- conf.py ------------------------------------------------------------------------------
@@ -163,12 +168,7 @@ class _PathEval:
 
     def relative(self, path: str) -> str | None:
         """The repo-relative form of an evaluated path, None outside the source."""
-        if path == _ROOT:
-            return ""
-        if not path.startswith(_ROOT + "/"):
-            return None
-        rel = path[len(_ROOT) + 1:]
-        return None if path_problem(rel) else rel
+        return _repo_relative(path)
 
 
 def _is_sys_path(node: ast.expr) -> bool:

@@ -70,7 +70,11 @@ class _NestedStateMachine(states.NestedStateMachine):
 _DIRECTIVE = dict(states.Body.explicit.constructs)[states.Body.directive]
 
 
-class _Lean:
+# _Lean is mixed into docutils' state classes (untyped): their attributes are Any to mypy.
+_StateBase: Any = object
+
+
+class _Lean(_StateBase):
     """What every state of the lean parser does instead of docutils' own work."""
 
     nested_sm = _NestedStateMachine

@@ -133,7 +133,8 @@ def load_for_resolve(cache_dir: Path) -> Any:
             if isinstance(manifest, dict) and "build_config" in manifest:
                 return load_v0_cache(dir_fd, manifest)
             native = isinstance(manifest, dict) and "index_version" in manifest
-        data = head = manifest = None  # never hold two copies while the native loader reads
+        # never hold two copies while the native loader reads
+        data, head, manifest = b"", None, None
     finally:
         os.close(dir_fd)
     if native:

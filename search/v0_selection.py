@@ -83,6 +83,23 @@ def estimate_tokens(content: str) -> int:
     return (len(content.encode("utf-8")) + 3) // 4
 
 
+def _scored(documents: Sequence[V0Document], terms: list[str],
+            ) -> list[tuple[float, str, V0Document, int, int]]:
+    """(score, id, document, term matches, words) of every document, best first (ties by
+    id): the share of its words that are query terms, in float32 as the reference."""
+    scored: list[tuple[float, str, V0Document, int, int]] = []
+    for doc in documents:
+        words = split_white_space(doc.content.lower())
+        matches = 0
+        if terms and words:
+            counts = Counter(words)
+            matches = sum(counts[term] for term in terms)
+        score = 0.0 if not words else to_f32(to_f32(matches) / to_f32(len(words)))
+        scored.append((score, doc.id, doc, matches, len(words)))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return scored
+
+
 def select_v0(documents: Sequence[V0Document], query: str, budget: int) -> dict[str, Any]:
     """The v0 SelectionResult for ``query`` under ``budget`` (scores as :class:`F32`).
 
@@ -100,17 +117,7 @@ def select_v0(documents: Sequence[V0Document], query: str, budget: int) -> dict[
     terms = split_white_space(query.lower())
     shown = terms  # one list, shared by every document's ``why``
     echo = len(json.dumps(shown, ensure_ascii=False, separators=(",", ":")))
-    scored: list[tuple[float, str, V0Document, int, int]] = []
-    for doc in documents:
-        words = split_white_space(doc.content.lower())
-        matches = 0
-        if terms and words:
-            counts = Counter(words)
-            matches = sum(counts[term] for term in terms)
-        score = 0.0 if not words else to_f32(to_f32(matches) / to_f32(len(words)))
-        scored.append((score, doc.id, doc, matches, len(words)))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-
+    scored = _scored(documents, terms)
     selected: list[dict[str, Any]] = []
     used = 0
     excluded = 0

@@ -110,7 +110,13 @@ class _Entry(NamedTuple):
 
 class WarmCaches:
     """Thread-safe memo of loaded caches keyed by directory and kind, checked by stamp;
-    at most ``max_entries`` values and, beyond the newest, ``max_bytes`` of them."""
+    at most ``max_entries`` values and, beyond the newest, ``max_bytes`` of them.
+
+    Not ``functools.lru_cache`` (bounded by count only, and blind to a rebuilt cache) nor
+    ``cachetools.LRUCache(getsizeof=...)`` (bounded by size, but it refuses a value larger
+    than the bound, which here must be kept, and it would still need the stamp check
+    and the load outside the lock around it): the LRU itself is an ``OrderedDict``.
+    """
 
     def __init__(self, max_entries: int = 32, max_bytes: int | None = None) -> None:
         self._max_entries = max_entries
@@ -134,7 +140,7 @@ class WarmCaches:
                 if entry is not None and entry.stamp == stamp:
                     self._entries.move_to_end(key)
                     self.hits += 1
-                    return entry.value  # type: ignore[no-any-return]
+                    return entry.value
         value = load(cache_dir)
         self.loads += 1
         release_freed_memory()  # the load's temporaries

@@ -91,8 +91,9 @@ def build_server(calls: ToolCalls, style: str) -> Server[Any]:
         SERVER_NAME,
         version=__version__,
         instructions=instructions(style),
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        # The SDK takes a handler's result as a plain dict too and validates it into its model.
+        on_list_tools=list_tools,  # type: ignore[arg-type]
+        on_call_tool=call_tool,  # type: ignore[arg-type]
     )
     server.middleware.clear()  # the OpenTelemetry middleware: no tracing from a read-only tool
     return server

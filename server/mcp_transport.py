@@ -32,7 +32,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from types import TracebackType
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, TypeVar, cast
 
 import anyio
 import mcp_types as types
@@ -239,7 +239,26 @@ def refusal(exc: Exception) -> tuple[int, RequestKey | None] | None:
     return types.INVALID_REQUEST, as_request_id(value.get("id"))
 
 
-class HeldInput:
+_Stream = TypeVar("_Stream", bound="_Wrapped")
+
+
+class _Wrapped:
+    """A stream of the SDK's wrapped: closing it closes the SDK's (``_inner``)."""
+
+    _inner: Any
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self: _Stream) -> _Stream:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+
+class HeldInput(_Wrapped):
     """The SDK's read stream, as ``Server.run`` reads it (the ``ReadStream`` protocol)."""
 
     def __init__(self, inner: Any, out: Any, ledger: Ledger) -> None:
@@ -282,18 +301,8 @@ class HeldInput:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> HeldInput:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
-
-
-class CountedOutput:
+class CountedOutput(_Wrapped):
     """The SDK's write stream, as ``Server.run`` writes it (the ``WriteStream`` protocol)."""
 
     def __init__(self, inner: Any, ledger: Ledger) -> None:
@@ -308,16 +317,6 @@ class CountedOutput:
         await self._inner.send(item)
         # Only once it is handed over: the drain may end the server right after this.
         self._ledger.settle(message)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> CountedOutput:
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
 
 
 def _first_error(exc: Exception) -> str:

@@ -37,7 +37,7 @@ from ..indexer.versions import (
 )
 from . import commit as commit_mod
 from .cache_marks import delete_refused, deletion_refusal, write_mark
-from .cache_names import name_problem
+from .cache_names import STAGING_DIR, name_problem
 from .lock import CacheLock
 from .manifest import (
     MANIFEST_NAME,
@@ -62,13 +62,13 @@ from .roots import default_root
 from .search_index import KIND_NAMES, IndexWriter, SearchIndex, read_search_index
 
 if TYPE_CHECKING:  # the resolve path imports this module (tests/test_import_rules.py)
-    from collections.abc import Iterator
+    from typing import TypeAlias
 
-    from .parallel import Job, WarmWorker
+    from .parallel import Job, ParseResults, WarmWorker
     from .sources.identity import Source
     from .sources.walk import Scan
 
-    Parsed = Iterator[tuple[str, ParsedFile | str]]
+    Parsed: TypeAlias = ParseResults
 
 CURRENT_INDEX_VERSION = 1
 BUILD_CONFIG: dict[str, Any] = {
@@ -202,7 +202,7 @@ class Carry(NamedTuple):
     old search index."""
 
     sections: ManifestSections
-    index: SearchIndex
+    index: SearchIndex  # type: ignore[assignment]  # a field named like tuple.index
 
 
 def warm_worker(store: IndexStore, key: str, full: bool) -> WarmWorker:
@@ -237,7 +237,7 @@ class IndexStore:
             return []
         return sorted(
             e.name for e in os.scandir(self.root)
-            if e.is_dir(follow_symlinks=False) and e.name != commit_mod.STAGING_DIR
+            if e.is_dir(follow_symlinks=False) and e.name != STAGING_DIR
         )
 
     def load_index(self, key: str) -> dict[str, Any] | None:
@@ -505,24 +505,16 @@ class IndexStore:
                           [path for path, _, _ in plan.jobs])
                 carry = old.carry()
             for done, source in enumerate(scan.files, 1):
-                if carry is not None and source.path in unchanged:
+                if old is not None and carry is not None and source.path in unchanged:
                     tokens += self._carry_file(old, carry, source.path, ids, writer, doc_map,
                                                version, spool)
                 else:
                     path, result = next(parsed_iter)
                     assert path == source.path
-                    if isinstance(result, str):
-                        report.skipped.append((path, result))
-                        _drop(report, path)
+                    added = _add_parsed(path, result, report, ids, writer, version, spool)
+                    if added is None:
                         continue
-                    report.parsed.append(path)
-                    if result.note:
-                        report.notes.append((path, result.note))
-                    writer.add_file(result.raw_digest, len(result.sections))
-                    for entry in _fresh_file(result, ids, writer):
-                        version.add(entry["id"], entry["version"])
-                        tokens += entry["tokens"]
-                        spool.add(entry)
+                    tokens += added
                 doc_files.append(source.path)
                 if progress is not None:
                     progress(done, total)
@@ -542,10 +534,8 @@ class IndexStore:
             source=source_record,
         )
         digest = spool.write_manifest(staging / MANIFEST_NAME, header)
-        old_index = None
-        if carry is not None:
-            old_index = carry.index
-            del carry  # the old manifest's bytes are no longer needed: free them first
+        old_index = carry.index if carry is not None else None
+        del carry  # the old manifest's bytes are no longer needed: free them first
         writer.write(staging / SEARCH_INDEX_NAME, cache_version, ANALYZER_VERSION, BUILD_CONFIG,
                      digest, tokens, old_index, doc_map if old_index else None)
         return header
@@ -630,6 +620,26 @@ def _check_raw_files(live: Path, old: _Old) -> None:
             read_checked(live_fd, path, digest)
     finally:
         os.close(live_fd)
+
+
+def _add_parsed(path: str, result: ParsedFile | str, report: BuildReport, ids: IdAssigner,
+                writer: IndexWriter, version: CacheVersion, spool: SectionSpool) -> int | None:
+    """Add a parsed file's sections to the generation; their tokens. None when the parser
+    skipped the file (reported)."""
+    if isinstance(result, str):
+        report.skipped.append((path, result))
+        _drop(report, path)
+        return None
+    report.parsed.append(path)
+    if result.note:
+        report.notes.append((path, result.note))
+    writer.add_file(result.raw_digest, len(result.sections))
+    tokens = 0
+    for entry in _fresh_file(result, ids, writer):
+        version.add(entry["id"], entry["version"])
+        tokens += entry["tokens"]
+        spool.add(entry)
+    return tokens
 
 
 def _drop(report: BuildReport, path: str) -> None:

@@ -277,7 +277,7 @@ def section_problem(section: Any, files: set[str]) -> str | None:
         value = section.get(key)
         if not isinstance(value, kind) or isinstance(value, bool):
             return f"section field {key!r} is missing or has the wrong type"
-        if kind is int and value < 0:
+        if isinstance(value, int) and value < 0:
             return f"section field {key!r} is negative"
     if section["byte_offset"] + section["byte_length"] > MAX_RAW_FILE_BYTES:
         return "section bytes beyond the largest raw file"

@@ -131,6 +131,41 @@ def _identity(path: Path) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, man.st_ino, man.st_size, man.st_mtime_ns)
 
 
+def _read_manifest(dir_fd: int, builder: SectionTableBuilder,
+                   ) -> tuple[dict[str, Any], int | None, os.stat_result]:
+    """The manifest's header (checked), its section count and its stat; the sections go
+    to ``builder``."""
+    data = read_regular(dir_fd, MANIFEST_NAME, max_bytes=MAX_MANIFEST_BYTES)
+    man_st = os.stat(MANIFEST_NAME, dir_fd=dir_fd)
+    try:
+        text = data.decode("utf-8")
+        del data  # not kept while the text is parsed
+        # The one strict parser, as every reader, handing the sections over one by one
+        # into columns: they are never all in memory as dicts.
+        manifest, count = parse_json_object_streaming(text, "sections", builder.add)
+        del text
+    except ValueError:
+        raise CacheInvalid(detail="manifest is not JSON") from None
+    problem = _manifest_problem(manifest, count)
+    if problem:
+        raise CacheInvalid(detail=problem)
+    if manifest["index_version"] != CURRENT_INDEX_VERSION:
+        raise CacheInvalid(detail="index_version is not this version's")
+    return manifest, count, man_st
+
+
+def _read_search_index(cache_dir: Path, dir_fd: int) -> SearchIndex:
+    try:
+        return SearchIndex.from_bytes(
+            read_regular(dir_fd, SEARCH_INDEX_NAME, max_bytes=MAX_SEARCH_INDEX_BYTES))
+    except FileNotFoundError:
+        if swapped(cache_dir, dir_fd):  # a rebuild is deleting this generation
+            raise CacheReplaced from None
+        raise CacheInvalid(detail="search index missing") from None
+    except (ValueError, KeyError, TypeError):
+        raise CacheInvalid(detail="search index damaged") from None
+
+
 def load_native_cache(cache_dir: Path) -> NativeCache:
     """Load and check a native cache; ContextError cache_missing / cache_invalid."""
     try:
@@ -141,33 +176,10 @@ def load_native_cache(cache_dir: Path) -> NativeCache:
         raise CacheMissing() from None
     try:
         st = os.fstat(dir_fd)
-        data = read_regular(dir_fd, MANIFEST_NAME, max_bytes=MAX_MANIFEST_BYTES)
-        man_st = os.stat(MANIFEST_NAME, dir_fd=dir_fd)
-        identity = (st.st_dev, st.st_ino, man_st.st_ino, man_st.st_size, man_st.st_mtime_ns)
         builder = SectionTableBuilder()
-        try:
-            text = data.decode("utf-8")
-            del data  # not kept while the text is parsed
-            # The one strict parser, as every reader, handing the sections over one by one
-            # into columns: they are never all in memory as dicts.
-            manifest, count = parse_json_object_streaming(text, "sections", builder.add)
-            del text
-        except ValueError:
-            raise CacheInvalid(detail="manifest is not JSON") from None
-        problem = _manifest_problem(manifest, count)
-        if problem:
-            raise CacheInvalid(detail=problem)
-        if manifest["index_version"] != CURRENT_INDEX_VERSION:
-            raise CacheInvalid(detail="index_version is not this version's")
-        try:
-            index = SearchIndex.from_bytes(
-                read_regular(dir_fd, SEARCH_INDEX_NAME, max_bytes=MAX_SEARCH_INDEX_BYTES))
-        except FileNotFoundError:
-            if swapped(cache_dir, dir_fd):  # a rebuild is deleting this generation
-                raise CacheReplaced from None
-            raise CacheInvalid(detail="search index missing") from None
-        except (ValueError, KeyError, TypeError):
-            raise CacheInvalid(detail="search index damaged") from None
+        manifest, count, man_st = _read_manifest(dir_fd, builder)
+        identity = (st.st_dev, st.st_ino, man_st.st_ino, man_st.st_size, man_st.st_mtime_ns)
+        index = _read_search_index(cache_dir, dir_fd)
         if index.cache_version != manifest["cache_version"] or index.count != count:
             raise CacheInvalid(detail="search index does not match the manifest")
         files = doc_file_set(manifest["doc_files"])

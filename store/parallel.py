@@ -25,9 +25,16 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..indexer.model import ParsedFile
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+    from typing import TypeAlias
+
+    # What parse_files returns: the results in job order; ``close`` stops what is left.
+    ParseResults: TypeAlias = "Generator[tuple[str, ParsedFile | str], None, None] | _ChildResults"
 
 MIN_PARALLEL_BYTES = 256 * 1024
 # Files go to the pool in batches of about this many bytes (fewer when that would leave
@@ -151,7 +158,7 @@ def _worker_count(jobs: list[Job]) -> int:
 
 
 def parse_files(jobs: list[Job], staging: Path, *, background: bool = False,
-                warm: WarmWorker | None = None) -> Iterator[tuple[str, ParsedFile | str]]:
+                warm: WarmWorker | None = None) -> ParseResults:
     """Yield ``(path, ParsedFile or skip reason)`` for every job, in order.
 
     The bytes are read here (sources need not be fork-safe) and sent to a worker. A job
@@ -169,22 +176,11 @@ def parse_files(jobs: list[Job], staging: Path, *, background: bool = False,
 
 
 def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
-                   ) -> Iterator[tuple[str, ParsedFile | str]]:
+                   ) -> Generator[tuple[str, ParsedFile | str], None, None]:
     import multiprocessing
 
     if workers == 0 or "fork" not in multiprocessing.get_all_start_methods():
-        # In this process (no fork): no memory limit, the design's bounds only.
-        from .parse_cache import release
-
-        try:
-            for n, (path, read, _) in enumerate(jobs, 1):
-                data = _read(read)
-                result = data if isinstance(data, str) else parse_one(path, data, str(staging))
-                if n == len(jobs):  # before the last yield: the consumer may stop there
-                    release(str(staging))
-                yield path, result
-        finally:
-            release(str(staging))
+        yield from _parse_here(jobs, staging)
         return
     ctx = multiprocessing.get_context("fork")
     _warm_parsers(jobs)
@@ -203,10 +199,8 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
         # include another thread's, e.g. a second build's pool, whose normal exit was
         # taken for a dead parse worker.
         pool_workers = list(pool._pool)
-        early = {}
-        for path, read, _ in jobs:
-            if path in big:
-                early[path] = pool.apply_async(parse_batch, ([(path, _read(read))], where))
+        early = {path: pool.apply_async(parse_batch, ([(path, _read(read))], where))
+                 for path, read, _ in jobs if path in big}
         window: deque = deque()  # (paths, pending batch result, bytes), in job order
         limit = workers * IN_FLIGHT_PER_WORKER
         batch: list[tuple[str, bytes | str]] = []
@@ -236,10 +230,36 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
             yield from _next(window, pool_workers)
 
 
+def _parse_here(jobs: list[Job], staging: Path,
+                ) -> Generator[tuple[str, ParsedFile | str], None, None]:
+    """Parse in this process (no fork): no memory limit, the design's bounds only."""
+    from .parse_cache import release
+
+    try:
+        for n, (path, read, _) in enumerate(jobs, 1):
+            data = _read(read)
+            result = data if isinstance(data, str) else parse_one(path, data, str(staging))
+            if n == len(jobs):  # before the last yield: the consumer may stop there
+                release(str(staging))
+            yield path, result
+    finally:
+        release(str(staging))
+
+
 @contextmanager
 def _pool(ctx: Any, workers: int) -> Iterator[Any]:
     """``ctx.Pool(workers)``, terminated on the way out as ``with Pool`` does, except after
-    a worker died (``ChildProcessError`` from :func:`_next`): then it is abandoned."""
+    a worker died (``ChildProcessError`` from :func:`_next`): then it is abandoned.
+
+    Not ``concurrent.futures.ProcessPoolExecutor``, whose ``BrokenProcessPool`` would
+    replace the watch in :func:`_next` and :func:`_abandon`: its forked workers keep the
+    write end of their task queue, so after a ``kill -9`` of the build (or the OOM killer)
+    they wait for work for ever, holding the build lock they inherited, and the next build
+    waits out its lock timeout. A Pool worker closes that end: the build's death is the
+    end of its input, and it exits once its batch is done. The price: a dead worker is
+    seen within ``_WATCH_SECONDS``, not at once (docs/architecture.md, "Hand-written
+    where a library exists").
+    """
     pool = ctx.Pool(workers, initializer=limit_memory)
     try:
         yield pool
@@ -270,7 +290,7 @@ def _abandon(pool: Any) -> None:
         worker.join()
 
 
-def _parse_in_child(jobs: list[Job], staging: Path) -> Iterator[tuple[str, ParsedFile | str]]:
+def _parse_in_child(jobs: list[Job], staging: Path) -> ParseResults:
     """Fork one child that parses every job and streams the results back over a pipe;
     return the iterator over them (the child runs while the caller does other work)."""
     results = WarmWorker().take(jobs, staging)

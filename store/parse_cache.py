@@ -55,8 +55,8 @@ from pathlib import Path
 from typing import Any
 
 from ..indexer.model import ParsedFile, ParsedSection
+from .cache_names import STAGING_DIR
 from .commit import (
-    STAGING_DIR,
     KeyArea,
     open_checked,
     remove_below,
@@ -117,7 +117,7 @@ def indexer_salt() -> bytes:
             spec = importlib.util.find_spec(name)
             origin = spec.origin if spec is not None else None
             digest.update(repr((name, origin)).encode())
-            if origin:
+            if spec is not None and origin:
                 for path, info in _installed_files(origin, spec.submodule_search_locations):
                     digest.update(repr((path, info.st_size, info.st_mtime_ns)).encode())
         _salt = digest.digest()

@@ -319,39 +319,63 @@ def _merge_postings(
     read in place; the docs are assembled (and the remapped copy freed) before the tfs."""
     old_docs_bytes, old_tfs_bytes = _le_bytes(old.docs), _le_bytes(old.tfs)
     old_docs = old_docs_bytes.cast("I")
+    remapped = _remapped(old_docs, doc_map)
+    gone = _dropped_ranges(doc_map)
+    items = list(old.terms.items())
+    touched = _touched_terms(remapped, [entry[0] for _, entry in items])
+    terms, plan = _merge_plan(fresh, items, touched, remapped, old_tfs_bytes, old_docs, gone)
+    docs = _assemble(plan, memoryview(remapped).cast("B"), 0)
+    del remapped
+    tfs = _assemble(plan, old_tfs_bytes, 1)
+    return terms, docs, tfs
+
+
+def _remapped(old_docs: memoryview, doc_map: array) -> array:
+    """Every old posting's section number in the new numbering (``DROPPED`` if dropped)."""
     mapping = [d if d >= 0 else DROPPED for d in doc_map]
     remapped = array("I")
     for at in range(0, len(old_docs), _REMAP_CHUNK):
         remapped.fromlist([mapping[d] for d in old_docs[at : at + _REMAP_CHUNK]])
-    del mapping
-    gone = _dropped_ranges(doc_map)
-    items = list(old.terms.items())
-    starts = [entry[0] for _, entry in items]  # ascending: terms are in order
+    return remapped
+
+
+def _touched_terms(remapped: array, starts: list[int]) -> set[int]:
+    """The numbers of the terms with a dropped posting (``starts``: each term's first
+    posting, ascending): one C-level scan, term by term."""
     touched: set[int] = set()
     at = 0
-    while True:  # the terms with a dropped posting: one C-level scan, term by term
+    while True:
         try:
             at = remapped.index(DROPPED, at)
         except ValueError:
-            break
-        term = bisect_right(starts, at) - 1
-        touched.add(term)
-        at = starts[term + 1] if term + 1 < len(starts) else len(remapped)
+            return touched
+        term_no = bisect_right(starts, at) - 1
+        touched.add(term_no)
+        at = starts[term_no + 1] if term_no + 1 < len(starts) else len(remapped)
+
+
+# A step of a merge plan: a run ``(first, end)`` of old postings copied whole, or the
+# (docs, tfs) of one rebuilt term.
+_Step = tuple[int, int] | tuple[array, array]
+
+
+def _merge_plan(
+    fresh: dict[str, tuple[array, array]], items: list[tuple[str, list[int]]],
+    touched: set[int], remapped: array, old_tfs_bytes: memoryview, old_docs: memoryview,
+    gone: list[tuple[int, int]],
+) -> tuple[dict[str, list[int]], list[_Step]]:
+    """The new term table, and the steps that assemble the flat arrays in term order."""
     names = [name for name, _ in items]
     special = sorted({names[i] for i in touched} | fresh.keys())
     terms: dict[str, list[int]] = {}
-    plan: list[tuple[int, int] | tuple[array, array]] = []  # old runs and rebuilt terms
+    plan: list[_Step] = []
     size = 0
     at = 0  # next old term not yet planned
     for term in special:
         here = bisect_left(names, term, at)
         if here > at:  # a run of untouched terms: copied whole
-            first = items[at][1][0]
             last_start, last_df = items[here - 1][1]
-            shift = size - first
-            terms.update({name: [start + shift, df] for name, (start, df) in items[at:here]})
-            plan.append((first, last_start + last_df))
-            size += last_start + last_df - first
+            size = _plan_run(items[at:here], last_start + last_df, size, terms, plan)
         if here < len(names) and names[here] == term:
             start, df = items[here][1]
             kept = _without_dropped(remapped, old_tfs_bytes, old_docs, start, start + df, gone)
@@ -366,25 +390,31 @@ def _merge_postings(
             plan.append(kept)
             size += len(kept[0])
     if at < len(names):
-        first = items[at][1][0]
-        shift = size - first
-        terms.update({name: [start + shift, df] for name, (start, df) in items[at:]})
-        plan.append((first, len(remapped)))
-    docs = array("I")
-    remapped_bytes = memoryview(remapped).cast("B")
+        _plan_run(items[at:], len(remapped), size, terms, plan)
+    return terms, plan
+
+
+def _plan_run(run: list[tuple[str, list[int]]], stop: int, size: int,
+              terms: dict[str, list[int]], plan: list[_Step]) -> int:
+    """Plan the old terms ``run``, untouched, as one copied run of old postings (up to
+    ``stop``) placed at ``size``; the size after it."""
+    first = run[0][1][0]
+    shift = size - first
+    terms.update({name: [start + shift, df] for name, (start, df) in run})
+    plan.append((first, stop))
+    return size + stop - first
+
+
+def _assemble(plan: list[_Step], old: memoryview, side: int) -> array:
+    """One flat array (``side`` 0: docs from the remapped old docs, 1: tfs from the old
+    tfs) from the steps of a merge plan."""
+    out = array("I")
     for step in plan:
         if isinstance(step[0], int):
-            docs.frombytes(remapped_bytes[4 * step[0] : 4 * step[1]])
+            out.frombytes(old[4 * step[0] : 4 * step[1]])
         else:
-            docs.extend(step[0])
-    del remapped_bytes, remapped
-    tfs = array("I")
-    for step in plan:
-        if isinstance(step[0], int):
-            tfs.frombytes(old_tfs_bytes[4 * step[0] : 4 * step[1]])
-        else:
-            tfs.extend(step[1])
-    return terms, docs, tfs
+            out.extend(step[side])
+    return out
 
 
 def _le_bytes(region: memoryview) -> memoryview:
@@ -396,7 +426,7 @@ def _le_bytes(region: memoryview) -> memoryview:
 
 def _dropped_ranges(doc_map: array) -> list[tuple[int, int]]:
     """The runs ``[a, b)`` of old section numbers that ``doc_map`` drops (-1)."""
-    ranges = []
+    ranges: list[tuple[int, int]] = []
     at = 0
     while True:
         try:

@@ -4,6 +4,13 @@ writer of the JSON every door prints (:func:`dumps`; search prices answers with 
 Strict UTF-8 (no BOM, no UTF-16 sniffing), no NaN/Infinity, and nesting too deep for the
 parser is an invalid document (ValueError), not a crash. Written: compact or 2-space
 pretty, non-ASCII kept, one trailing newline (serde_json's output).
+
+The parser is the stdlib's (``json.loads`` with ``parse_constant``); what is ours is what
+it lets through (a BOM, lone surrogates, RecursionError) and the streaming walk, since
+the stdlib has no streaming parser: :func:`parse_json_object_streaming` scans the
+top-level object with the stdlib's own ``scanstring`` and ``raw_decode`` so that a
+manifest's sections are handed on one by one (docs/architecture.md, "Hand-written where
+a library exists").
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # not in typeshed's stubs
 from typing import Any
 
 # Any surrogate escape. Only one that is not half of a high+low pair can decode to a lone
@@ -90,6 +97,39 @@ def parse_json_object_streaming(
     return value, count
 
 
+def _stream_array(text: str, at: int, on_item: Callable[[Any], None], surrogates: bool,
+                  ) -> tuple[int, int]:
+    """Hand on the elements of the array whose ``[`` ends just before ``at``; their
+    number, and where the array ends."""
+    decode = json.JSONDecoder(parse_constant=_reject_constant).raw_decode
+    count = 0
+    at = _WHITESPACE.match(text, at).end()  # type: ignore[union-attr]
+    if text[at : at + 1] == "]":
+        return count, at + 1
+    while True:
+        item, at = decode(text, at)
+        if surrogates:
+            _check_encodable(item)
+        on_item(item)
+        count += 1
+        done, at = _after_member(text, at, "]")
+        if done:
+            return count, at
+
+
+def _after_member(text: str, at: int, closer: str) -> tuple[bool, int]:
+    """After a member of an object or array: whether ``closer`` (after white space) ended
+    it, and where what follows the ``,`` or ``closer`` starts."""
+    at = _WHITESPACE.match(text, at).end()  # type: ignore[union-attr]
+    sep = text[at : at + 1]
+    at = _WHITESPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+    if sep == closer:
+        return True, at
+    if sep != ",":
+        raise ValueError(f"expected ',' or '{closer}' at {at}")
+    return False, at
+
+
 def _stream_object(text: str, at: int, stream_key: str, on_item: Callable[[Any], None],
                    surrogates: bool) -> tuple[dict[str, Any], int | None]:
     """The object whose ``{`` ends just before ``at`` (see parse_json_object_streaming)."""
@@ -112,33 +152,12 @@ def _stream_object(text: str, at: int, stream_key: str, on_item: Callable[[Any],
             if key == stream_key and (count is not None or key in value):
                 raise ValueError(f"{stream_key!r} occurs twice")
             if key == stream_key and text[at : at + 1] == "[":
-                count = 0
-                at = skip(text, at + 1).end()  # type: ignore[union-attr]
-                if text[at : at + 1] == "]":
-                    at += 1
-                else:
-                    while True:
-                        item, at = decode(text, at)
-                        if surrogates:
-                            _check_encodable(item)
-                        on_item(item)
-                        count += 1
-                        at = skip(text, at).end()  # type: ignore[union-attr]
-                        sep = text[at : at + 1]
-                        at = skip(text, at + 1).end()  # type: ignore[union-attr]
-                        if sep == "]":
-                            break
-                        if sep != ",":
-                            raise ValueError(f"expected ',' or ']' at {at}")
+                count, at = _stream_array(text, at + 1, on_item, surrogates)
             else:
                 value[key], at = decode(text, at)
-            at = skip(text, at).end()  # type: ignore[union-attr]
-            sep = text[at : at + 1]
-            at = skip(text, at + 1).end()  # type: ignore[union-attr]
-            if sep == "}":
+            done, at = _after_member(text, at, "}")
+            if done:
                 break
-            if sep != ",":
-                raise ValueError(f"expected ',' or '}}' at {at}")
     if skip(text, at).end() != len(text):  # type: ignore[union-attr]
         raise ValueError("extra data after the JSON value")
     return value, count

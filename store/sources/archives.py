@@ -275,7 +275,7 @@ def _bounded_tarinfo(limits: ArchiveLimits, label: str) -> type[tarfile.TarInfo]
             if self.type in headers and self.size > limits.max_header_bytes:
                 raise ArchiveError(f"{label} has a {self.size}-byte header record (cap "
                                    f"{limits.max_header_bytes}): not read")
-            return super()._proc_member(tarfile_)
+            return super()._proc_member(tarfile_)  # type: ignore[misc]  # private, unstubbed
 
     return BoundedTarInfo
 
@@ -314,8 +314,9 @@ def _read_tar(data: bytes, kind: str, keep: Callable[[str], bool], limits: Archi
     found = _Collector(keep, limits, label)
     stream = _Counted(_decompressed(data, kind), budget)
     try:
-        with tarfile.open(fileobj=stream, mode="r|", encoding="utf-8", errors="surrogateescape",
-                          tarinfo=_bounded_tarinfo(limits, label)) as tar:
+        # Stream mode ("r|") only reads; typeshed asks any fileobj for write/seek/tell too.
+        with tarfile.open(fileobj=stream, mode="r|", encoding="utf-8",  # type: ignore[call-overload]
+                          errors="surrogateescape", tarinfo=_bounded_tarinfo(limits, label)) as tar:
             while (member := tar.next()) is not None:
                 found.count()
                 _tar_member(tar, member, found)

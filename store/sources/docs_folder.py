@@ -234,9 +234,9 @@ def _detect(names: frozenset[str], read: Reader,
         if any(p.startswith(f"{base}/.vitepress/config.") for p in names):
             candidates.append((base, f"VitePress {base}/.vitepress"))
     candidates += [(folder, f"a folder named {folder}") for folder in FOLDER_NAMES]
-    for folder, why in candidates:
-        if folder is not None and _holds_docs(names, folder, txt_dirs):
-            return folder, why
+    for place, why in candidates:
+        if place is not None and _holds_docs(names, place, txt_dirs):
+            return place, why
     return None
 
 
@@ -254,7 +254,7 @@ def _readme_like(path: str) -> bool:
 class Counted(NamedTuple):
     """What a scan makes of one path under a selection."""
 
-    index: bool  # a documentation file to index
+    index: bool  # type: ignore[assignment]  # a doc file to index (shadows tuple.index)
     kind: str | None  # a skipped documentation-like kind to count (``.txt``, ``.adoc``)
 
 

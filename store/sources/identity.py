@@ -164,7 +164,7 @@ class Source(NamedTuple):
         """Whether the live manifest ``header`` was built from this source. A manifest
         without a well-formed ``source`` record (an older doc-index wrote none) never was:
         its owner and name are no proof, an untrusted work tree can claim them."""
-        old = header.get("source")
+        old: Any = header.get("source")
         if shown_source(old) is None:
             return False
         if old["kind"] != self.kind:

@@ -36,7 +36,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import unquote
@@ -71,7 +71,7 @@ class Pin(NamedTuple):
     version: str
     direct: bool
     sources: tuple[str, ...]
-    index: str | None = None
+    index: str | None = None  # type: ignore[assignment]  # a field named like tuple.index
     hashes: tuple[str, ...] = ()
 
 
@@ -91,7 +91,7 @@ class _Locked(NamedTuple):
     name: str
     version: str
     direct: bool | None
-    index: str | None = None
+    index: str | None = None  # type: ignore[assignment]  # a field named like tuple.index
     hashes: tuple[str, ...] = ()
     from_index: bool = True
 
@@ -137,22 +137,25 @@ class _Reading:
         return data.decode("utf-8", "replace")
 
     def toml(self, path: Path) -> dict[str, Any] | None:
-        text = self.text(path)
-        if text is None:
-            return None
-        try:
-            return tomllib.loads(text)
-        except (tomllib.TOMLDecodeError, RecursionError) as exc:
-            self.warn(f"{self.rel(path)}: does not parse ({str(exc)[:200]})")
-            return None
+        return self._parsed(path, self.text(path), tomllib.loads,
+                            (tomllib.TOMLDecodeError, RecursionError))
+
+    def project_toml(self, name: str) -> dict[str, Any] | None:
+        """The project's TOML manifest ``name``; None without the file or when unread."""
+        path = self.project / name
+        return self.toml(path) if path.is_file() else None
 
     def json(self, path: Path) -> Any:
-        text = self.text(path)
+        return self._parsed(path, self.text(path), json.loads, (ValueError, RecursionError))
+
+    def _parsed(self, path: Path, text: str | None, loads: Callable[[str], Any],
+                errors: tuple[type[Exception], ...]) -> Any:
+        """``loads(text)``; None when there is no text or it does not parse (a warning)."""
         if text is None:
             return None
         try:
-            return json.loads(text)
-        except (ValueError, RecursionError) as exc:
+            return loads(text)
+        except errors as exc:
             self.warn(f"{self.rel(path)}: does not parse ({str(exc)[:200]})")
             return None
 
@@ -162,12 +165,9 @@ class _Reading:
             return None
         import yaml  # only a project with a YAML lockfile pays for the import
 
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        try:
-            return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
-        except (yaml.YAMLError, RecursionError) as exc:
-            self.warn(f"{self.rel(path)}: does not parse ({str(exc)[:200]})")
-            return None
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # a safe loader
+        return self._parsed(path, text, lambda t: yaml.load(t, Loader=loader),  # noqa: S506
+                            (yaml.YAMLError, RecursionError))
 
 
 def _dict(value: object) -> dict[str, Any]:
@@ -196,10 +196,7 @@ def _requirement_name(text: object) -> str | None:
 
 def _pyproject_direct(reading: _Reading) -> set[str] | None:
     """The direct names ``pyproject.toml`` declares (None without the file)."""
-    path = reading.project / "pyproject.toml"
-    if not path.is_file():
-        return None
-    table = reading.toml(path)
+    table = reading.project_toml("pyproject.toml")
     if table is None:
         return None
     project = _dict(table.get("project"))
@@ -226,10 +223,7 @@ def _pyproject_direct(reading: _Reading) -> set[str] | None:
 
 
 def _pipfile_direct(reading: _Reading) -> set[str] | None:
-    path = reading.project / "Pipfile"
-    if not path.is_file():
-        return None
-    table = reading.toml(path)
+    table = reading.project_toml("Pipfile")
     if table is None:
         return None
     sections = ["packages"] + (["dev-packages"] if reading.dev else [])
@@ -299,13 +293,20 @@ def _poetry_lock(doc: dict[str, Any], reading: _Reading) -> Iterator[_Locked]:
                       _sdist_hashes(files, name))
 
 
-def _pdm_lock(doc: dict[str, Any], reading: _Reading) -> Iterator[_Locked]:
-    for package in _list(doc.get("package")):
-        package = _dict(package)
+def _python_packages(packages: object, elsewhere: tuple[str, ...],
+                     ) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
+    """(name, version, entry) of each named entry of a lockfile's package list; version
+    None when it names none or a key in ``elsewhere`` says it is not from an index."""
+    for package in map(_dict, _list(packages)):
         name, version = _str(package.get("name")), _str(package.get("version"))
-        if name is None:
-            continue
-        if version is None or any(k in package for k in ("git", "url", "path", "editable")):
+        if name is not None:
+            yield name, None if any(k in package for k in elsewhere) else version, package
+
+
+def _pdm_lock(doc: dict[str, Any], reading: _Reading) -> Iterator[_Locked]:
+    elsewhere = ("git", "url", "path", "editable")
+    for name, version, package in _python_packages(doc.get("package"), elsewhere):
+        if version is None:
             yield _elsewhere(PYPI, canonicalize_name(name))
             continue
         yield _Locked(PYPI, canonicalize_name(name), version, None, None,
@@ -329,12 +330,9 @@ def _pipfile_lock(doc: dict[str, Any], reading: _Reading) -> Iterator[_Locked]:
 
 
 def _pylock(doc: dict[str, Any], reading: _Reading) -> Iterator[_Locked]:
-    for package in _list(doc.get("packages")):
-        package = _dict(package)
-        name, version = _str(package.get("name")), _str(package.get("version"))
-        if name is None:
-            continue
-        if version is None or any(k in package for k in ("vcs", "directory", "archive")):
+    elsewhere = ("vcs", "directory", "archive")
+    for name, version, package in _python_packages(doc.get("packages"), elsewhere):
+        if version is None:
             yield _elsewhere(PYPI, canonicalize_name(name))
             continue
         sdist = _dict(package.get("sdist"))

@@ -240,7 +240,7 @@ def find_npm_tarball(config: NpmConfig, name: str, version: str, fetcher: Fetche
         raise PackageError(f"{shown(url)}: the registry's JSON does not parse ({exc})") from None
     if not isinstance(document, dict) or document.get("name") not in (None, name):
         raise PackageError(f"{shown(url)}: the registry answered for another package")
-    versions = document.get("versions") if isinstance(document.get("versions"), dict) else {}
+    versions = document["versions"] if isinstance(document.get("versions"), dict) else {}
     wanted = clean_version(version)
     entry = versions.get(wanted)
     if not isinstance(entry, dict) or not isinstance(entry.get("dist"), dict):
@@ -253,7 +253,7 @@ def find_npm_tarball(config: NpmConfig, name: str, version: str, fetcher: Fetche
     if not isinstance(tarball, str) or not tarball:
         raise PackageError(f"{name}@{wanted} on {shown(registry)} names no tarball")
     tarball = urljoin(page.url, tarball)
-    warnings = ()
+    warnings: tuple[str, ...] = ()
     if isinstance(entry.get("deprecated"), str) and entry["deprecated"]:
         warnings = (f"{name}@{wanted} is deprecated: {entry['deprecated']}",)
     filename = tarball.rsplit("/", 1)[-1] or f"{name}-{wanted}.tgz"

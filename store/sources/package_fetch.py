@@ -310,7 +310,7 @@ class Artifact(NamedTuple):
     version: str
     filename: str
     url: str
-    index: str
+    index: str  # type: ignore[assignment]  # a field named like tuple.index
     digest: Digest | None
     warnings: tuple[str, ...] = ()
 

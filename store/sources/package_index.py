@@ -411,8 +411,8 @@ class _Anchors(HTMLParser):
         if tag == "base" and values.get("href"):
             self.base = urljoin(self.base, values["href"] or "")
         elif tag == "a" and values.get("href"):
-            yanked = values.get("data-yanked", False)
-            reason = None if yanked is False else (yanked or "")
+            yanked = values.get("data-yanked")
+            reason = (yanked or "") if "data-yanked" in values else None
             found = _index_file(values["href"] or "", self.base, reason)
             if found is not None:
                 self.files.append(found)
@@ -441,7 +441,7 @@ def parse_simple_json(body: bytes, page_url: str) -> list[IndexFile]:
     for entry in data.get("files") or []:
         if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
             continue
-        hashes = entry.get("hashes") if isinstance(entry.get("hashes"), dict) else {}
+        hashes = entry["hashes"] if isinstance(entry.get("hashes"), dict) else {}
         digests = tuple(d for d in (digest_from_hex(k, v) for k, v in hashes.items()) if d)
         yanked = entry.get("yanked", False)
         reason = None if yanked is False else (yanked if isinstance(yanked, str) else "")
@@ -564,7 +564,7 @@ def find_sdist(config: PypiConfig, name: str, version: str, fetcher: Fetcher) ->
 
 
 def _artifact(location: IndexLocation, chosen: IndexFile, name: str, version: str) -> Artifact:
-    warnings = ()
+    warnings: tuple[str, ...] = ()
     if chosen.yanked is not None:
         reason = f" ({chosen.yanked})" if chosen.yanked else ""
         warnings = (f"{chosen.filename} is yanked from its index{reason}; used as pinned",)

@@ -112,9 +112,9 @@ def parse_pyproject(data: bytes | str) -> PackageMetadata:
     """``[project]`` name, version, description and urls; poetry's fields when the
     project table has none."""
     table = _toml(data, "pyproject.toml")
-    project = table.get("project") if isinstance(table.get("project"), dict) else {}
-    tool = table.get("tool") if isinstance(table.get("tool"), dict) else {}
-    poetry = tool.get("poetry") if isinstance(tool.get("poetry"), dict) else {}
+    project = table["project"] if isinstance(table.get("project"), dict) else {}
+    tool = table["tool"] if isinstance(table.get("tool"), dict) else {}
+    poetry = tool["poetry"] if isinstance(tool.get("poetry"), dict) else {}
     urls: list[tuple[str, str]] = []
     project_urls = project.get("urls")
     if isinstance(project_urls, dict):

@@ -24,7 +24,7 @@ from ...foundation.errors import NothingToIndex
 from ...foundation.printable import printable
 from ...foundation.safe_paths import path_problem
 from ...indexer.formats import is_doc_path, other_doc_kind
-from ..commit import STAGING_DIR
+from ..cache_names import STAGING_DIR
 from ..manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 from .doc_config import MAX_CONFIG_BYTES
 from .docs_folder import FOLDER, Selection, choose, classify, is_config_name, kinds_line
@@ -165,22 +165,41 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     tree = _Tree(root)
     # git's answer decides which directories the walk enters, so it comes first (a few
     # milliseconds; HEAD is still being asked meanwhile).
-    try:
-        listed = files_query.output()
-    except BaseException:
-        head_query.stop()
-        raise
-    visible: set[str] | None = None
-    if listed is not None:
-        visible = {os.fsdecode(p) for p in listed.split(b"\0") if p}
-        if not visible and _ignored_by_git(root):
-            visible = None  # a folder git ignores whole is not git's: walked as a plain one
+    visible = _visible_to_git(root, files_query, head_query)
     candidates = _walk(tree, _own_directories(cache_root), scan.skipped,
                        None if visible is None else _directories_of(visible))
     head = head_query.output()
     if visible is not None:
         scan.commit_hash = head.decode("ascii", "replace").strip() if head else ""
-    found: list[SourceFile] = []
+    checked = _checked_names(candidates, visible, scan)
+    scan.selection = selection = choose([rel for rel, _ in checked],
+                                        _config_reader(tree, checked), mode)
+    scan.files = _selected_files(tree, checked, selection, scan, max_bytes)
+    scan.skipped.sort()
+    return scan
+
+
+def _visible_to_git(root: Path, files_query: _GitQuery, head_query: _GitQuery,
+                    ) -> set[str] | None:
+    """The files git lists below ``root``, or None when it is no work tree's (or git
+    ignores it whole: then it is walked as a plain folder)."""
+    try:
+        listed = files_query.output()
+    except BaseException:
+        head_query.stop()
+        raise
+    if listed is None:
+        return None
+    visible = {os.fsdecode(p) for p in listed.split(b"\0") if p}
+    if not visible and _ignored_by_git(root):
+        return None
+    return visible
+
+
+def _checked_names(candidates: list[tuple[str, bool]], visible: set[str] | None,
+                   scan: Scan) -> list[tuple[str, bool]]:
+    """The walked ``(rel, is_link)`` that git lists (when it decides) and whose names
+    pass the one check of a source's names; a doc file's refused name is reported."""
     checked: list[tuple[str, bool]] = []
     for rel, is_link in candidates:
         if visible is not None and rel not in visible:
@@ -191,8 +210,14 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
                 scan.skipped.append((_shown(rel), problem))
             continue
         checked.append((rel, is_link))
-    scan.selection = selection = choose([rel for rel, _ in checked],
-                                        _config_reader(tree, checked), mode)
+    return checked
+
+
+def _selected_files(tree: _Tree, checked: list[tuple[str, bool]], selection: Selection,
+                    scan: Scan, max_bytes: int) -> list[SourceFile]:
+    """The files ``selection`` indexes, read and checked, sorted by path; the others
+    counted by kind in ``scan`` or reported there as skipped."""
+    found: list[SourceFile] = []
     for rel, is_link in checked:
         verdict = classify(selection, rel)
         if verdict.kind is not None:
@@ -206,9 +231,7 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
         data, parts = entry
         found.append(entry_for(rel, tree, parts, data, max_bytes))
     found.sort(key=lambda f: f.path)
-    scan.files = found
-    scan.skipped.sort()
-    return scan
+    return found
 
 
 def _config_reader(tree: _Tree, checked: list[tuple[str, bool]]) -> Callable[[str], bytes | None]:
@@ -427,9 +450,9 @@ def _list_directory(fd: int, prefix: str, own: set[tuple[int, int]],
             elif entry.name in SKIPPED_DIRS:
                 held = _doc_files_below(fd, entry.name)
                 if held:
-                    files = "doc file" if held == 1 else "doc files"
+                    noun = "doc file" if held == 1 else "doc files"
                     skipped.append((_shown(rel), f"directory skipped by name outside git "
-                                                 f"(held {held} {files})"))
+                                                 f"(held {held} {noun})"))
                 continue
             problem = path_problem(rel)
             if problem is not None:
