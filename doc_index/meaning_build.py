@@ -215,7 +215,8 @@ def _current(cache_dir: Path, info: Any) -> bool:
 
 def _store_folder(root: Path) -> Path:
     """The root's vector store folder, each level checked as the parse cache's is."""
-    from .store.commit import STAGING_DIR, KeyArea, open_checked
+    from .store.cache_names import STAGING_DIR
+    from .store.commit import KeyArea, open_checked
 
     with KeyArea(root, STAGING_DIR, create=True) as area:
         fd = open_checked(area.fd, STORE_FOLDER, area.owner, area.path / STORE_FOLDER, True)

@@ -51,7 +51,8 @@ def has_sidecar(cache: NativeCache) -> bool:
 def embedder(model_dir: Path | None) -> Any | None:
     """The loaded embedder of the model file found from ``model_dir``, or None (no extra,
     no model, an unknown file)."""
-    from ..embedding.model import Embedder, ModelError, find_model
+    from ..embedding.model import Embedder, find_model
+    from ..foundation.errors import ModelError
 
     try:
         path = find_model(model_dir)
@@ -99,7 +100,7 @@ def rows(cache: NativeCache, model_sha256: str) -> tuple[Any, Any] | None:
     key = (st.st_ino, st.st_size, st.st_mtime_ns, model_sha256)
     memo = cache.index.memo.get(_MEMO)
     if memo is not None and memo[0] == key:
-        return memo[1]  # type: ignore[no-any-return]
+        return memo[1]
     value = _read_rows(cache, model_sha256, st.st_size)
     cache.index.memo[_MEMO] = (key, value)
     return value
