@@ -74,7 +74,8 @@ Command = Callable[[str, str], argparse.ArgumentParser]
 
 def _build_command(command: Command) -> None:
     build = command("build", "index a directory or a git repository (again: only what changed)")
-    build.add_argument("source", help="a local directory, or a git URL / bare repository path")
+    build.add_argument("source", help="a local directory, a git URL / bare repository path, "
+                       "or a published package: pypi:NAME==VERSION, npm:NAME@VERSION")
     _naming_options(build)
     build.add_argument("--ref", help="git URL or bare repository only: the branch, tag or "
                        "commit to index (default: the remote's HEAD)")
