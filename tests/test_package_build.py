@@ -162,6 +162,7 @@ def test_gzip_bomb_is_refused(pkg_env: Path, monkeypatch: pytest.MonkeyPatch) ->
         done = run_cli("build", "pypi:bomb==1.0")
     err = done.stderr.decode()
     assert done.returncode == 6 and err.startswith("error: ") and "Traceback" not in err, err
+    assert "bomb-1.0.tar.gz" in err and "decompression bomb" in err, err
     assert not (pkg_env / "root" / "bomb@1.0").exists()
 
 
