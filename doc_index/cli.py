@@ -1,4 +1,4 @@
-"""``doc-index``: build, list, inspect, resolve, delete, serve, hook, mcp-config.
+"""``doc-index``: build, sync, list, inspect, resolve, delete, serve, hook, mcp-config.
 
 A thin layer over the library (``doc_index.library``): it parses the arguments, calls one
 method of ``DocIndex`` or ``Cache`` and renders the typed result (``render``).
@@ -56,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
                               description=_sentence(help_text))
 
     _build_command(command)
+    _sync_command(command)
     _read_commands(command)
     serve = command("serve", "the MCP server, on stdin and stdout")
     serve.add_argument("--tool-names", choices=("dotted", "underscore"), default="dotted",
@@ -84,6 +85,19 @@ def _build_command(command: Command) -> None:
                        help="replace a cache of that name built from another source")
     build.add_argument("--max-file-bytes", metavar="BYTES", type=_file_bytes, default=None,
                        help="skip files larger than this (default 10 MB, at most 1 GiB)")
+
+
+def _sync_command(command: Command) -> None:
+    sync = command("sync", "one cache per dependency a project pins, at its pinned version")
+    sync.add_argument("project", nargs="?", default=".",
+                      help="the project folder holding its lockfiles (default: .)")
+    sync.add_argument("--dry-run", action="store_true",
+                      help="print the plan (keep, build, prune) and do nothing")
+    sync.add_argument("--prune", action="store_true",
+                      help="delete the caches sync made for this project that no project "
+                           "pins any more (never another cache)")
+    sync.add_argument("--all-locked", action="store_true",
+                      help="every locked package, not only the direct dependencies")
 
 
 def _read_commands(command: Command) -> None:
@@ -205,6 +219,11 @@ def _run(args: argparse.Namespace) -> int:
         return run_build(index, args.source, name=args.name, ref=args.ref, full=args.full,
                          replace=args.replace, max_bytes=args.max_file_bytes,
                          subdir=args.subdir, everything=args.everything)
+    if command == "sync":
+        from .sync_command import run_sync
+
+        return run_sync(index, args.project, dry_run=args.dry_run, prune=args.prune,
+                        all_locked=args.all_locked)
     if command == "serve":
         return index.serve(tool_names=args.tool_names)
     if command == "hook":

@@ -251,6 +251,16 @@ class IndexStore:
             return None
         return manifest
 
+    def source_record(self, key: str) -> dict[str, Any] | None:
+        """The ``source`` record of cache ``key``'s live manifest header (read as an
+        incremental build reads it), or None (no cache, no usable header, no record)."""
+        try:
+            head = self._read_old_head(key)
+        except InvalidCacheKey:
+            return None
+        record = head[1].get("source") if head is not None else None
+        return record if isinstance(record, dict) else None
+
     def delete_index(self, key: str) -> bool:
         """Remove a cache directory (moved into its staging directory, then deleted there),
         its spare, mark and lock; False when there was none. DeleteRefused, with nothing

@@ -49,12 +49,19 @@ def git(cwd: Path, *args: str) -> str:
 
 @pytest.fixture
 def pkg_env(env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """``env`` plus an installer configuration that reads nothing of this machine's."""
+    """``env`` plus an installer configuration that reads nothing of this machine's (a
+    test sets ``PIP_INDEX_URL`` and ``UV_DEFAULT_INDEX``: a project with a uv.lock is
+    read with uv's configuration)."""
     for name in list(os.environ):
         if name.upper().startswith(("PIP_", "UV_", "NPM_CONFIG_")):
             monkeypatch.delenv(name)
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     monkeypatch.setenv("UV_NO_CONFIG", "1")
+    # No test reaches the network: anything but 127.0.0.1 goes to a proxy that is not there.
+    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    for name in ("no_proxy", "NO_PROXY"):
+        monkeypatch.setenv(name, "127.0.0.1,localhost")
     monkeypatch.chdir(env)
     return env
 
