@@ -14,9 +14,7 @@ dependencies, or every locked package with ``all_locked``). Each pin's cache is
   a candidate: caches built by hand, from folders or git, or for other projects stay.
 
 Which caches sync made for which project is kept in the store's own area
-(``<root>/.doc-index-tmp/.doc-index-tmp/sync/<project hash>.json``: the project's path, the
-caches it pins now, the caches sync made for it and has not pruned). A project whose
-folder is gone no longer pins anything.
+(``store.sync_records``). A project whose folder is gone no longer pins anything.
 
 A failure (a package the index does not have, a network or hash problem) is recorded for
 its pin and the others go on; the report lists them at the end.
@@ -24,22 +22,18 @@ its pin and the others go on; the report lists them at the end.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ...foundation.errors import DocIndexError, exit_code_of
-from ..cache_names import STAGING_DIR
-from ..commit import staging_root
 from ..index_store import IndexStore
+from ..sync_records import made_for, pinned_by_projects, write_record
 from .identity import PACKAGE_KINDS
 from .package import PackageSpec
 
 KEEP, BUILD, PRUNE = "keep", "build", "prune"
-SYNC_FOLDER = "sync"
 # (done, total, the cache being worked on): a door draws progress with it
 SyncProgress = Callable[[int, int, str], None]
 
@@ -97,8 +91,10 @@ def plan_sync(store: IndexStore, project: Path, *, prune: bool = False,
     for entry in pinned:
         items.append(_step(entry, held))
     if prune:
-        wanted = {entry.key for entry in pinned} | _pinned_elsewhere(store.root, project)
-        made = set(_record(store.root, project).get("made", []))
+        others = {key for key, projects in pinned_by_projects(store.root).items()
+                  if any(p != os.fsdecode(project) for p in projects)}
+        wanted = {entry.key for entry in pinned} | others
+        made = made_for(store.root, project)
         for key in sorted(made - wanted):
             if key in held:
                 items.append(SyncItem(key, held[key][0], PRUNE, "no project pins it"))
@@ -192,62 +188,12 @@ def _do(store: IndexStore, project: Path, item: SyncItem, entry: _Pinned | None,
                          message=f"{files} files, {report.sections} sections")
 
 
-# --- which caches sync made for which project --------------------------------------------
-
-
-def _records_dir(root: Path) -> Path:
-    return staging_root(root) / STAGING_DIR / SYNC_FOLDER
-
-
-def _record_path(root: Path, project: Path) -> Path:
-    digest = hashlib.sha256(os.fsencode(project)).hexdigest()[:24]
-    return _records_dir(root) / f"{digest}.json"
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read(1 << 20))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _record(root: Path, project: Path) -> dict[str, Any]:
-    record = _read_json(_record_path(root, project))
-    return record if record.get("project") == os.fsdecode(project) else {}
-
-
-def _pinned_elsewhere(root: Path, project: Path) -> set[str]:
-    """The caches other projects pinned at their last sync, for those still on disk."""
-    keys: set[str] = set()
-    try:
-        names = sorted(os.listdir(_records_dir(root)))
-    except OSError:
-        return keys
-    for name in names:
-        record = _read_json(_records_dir(root) / name)
-        other = record.get("project")
-        if not isinstance(other, str) or other == os.fsdecode(project) \
-                or not os.path.isdir(other):
-            continue
-        keys.update(k for k in record.get("pinned", []) if isinstance(k, str))
-    return keys
-
-
 def _remember(root: Path, project: Path, pinned: list[SyncItem], done: list[SyncItem]) -> None:
-    """Record what this project pins now and what sync made for it (atomic rename)."""
-    old = _record(root, project)
-    made = {k for k in old.get("made", []) if isinstance(k, str)}
+    """Record what this project pins now and what sync made for it (``sync_records``)."""
+    made = made_for(root, project)
     made |= {i.key for i in pinned if i.outcome in ("kept", "built", "up to date")}
     made -= {i.key for i in done if i.outcome == "pruned"}
-    record = {"project": os.fsdecode(project), "pinned": sorted({i.key for i in pinned}),
-              "made": sorted(made)}
-    path = _record_path(root, project)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_record(root, project, {i.key for i in pinned}, made)
 
 
 __all__ = ["BUILD", "KEEP", "PRUNE", "SyncItem", "SyncReport", "plan_sync", "run_sync"]
