@@ -163,8 +163,9 @@ def _sync_if_changed(checkout: Checkout, root: Path, hook: str) -> tuple[int, Ex
     try:
         fingerprint = lockfile_fingerprint(checkout.top)
         before = read_fingerprint(checkout.git_dir)
-        if before is None or fingerprint == before:
-            if before is None:  # (hooks installed before sync existed: start from here)
+        if before is None or fingerprint in (before, ""):  # (none: hooks older than sync;
+            # "": no lockfile left): nothing to sync, start from here
+            if before is None or not fingerprint:
                 write_fingerprint(checkout.git_dir, fingerprint)
             return 0, None
         print(f"[{_stamp()}] {hook}: lockfiles changed: doc-index "

@@ -132,3 +132,13 @@ def test_failures_are_listed_and_others_continue(pkg_env: Path, index: SimpleInd
     assert caches_only(pkg_env / "root") == ["alpha@1.0.0"]
     source = json.loads((pkg_env / "root/alpha@1.0.0/manifest.json").read_text())["source"]
     assert source["archive_sha256"] == sha256(good)
+
+
+def test_a_folder_without_lockfiles_is_a_usage_error(pkg_env: Path) -> None:  # noqa: F811
+    empty = write_tree(pkg_env / "empty", {"README.md": "# Nothing pinned\n"})
+    for folder in (empty, pkg_env / "missing"):
+        done = run_cli("sync", str(folder))
+        err = done.stderr.decode()
+        assert done.returncode == 1 and err.startswith("error: sync: ") and \
+            err.count("\n") == 1, err
+        assert done.stdout == b""

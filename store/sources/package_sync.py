@@ -27,7 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ...foundation.errors import DocIndexError, exit_code_of
+from ...foundation.errors import DocIndexError, UsageError, exit_code_of
+from ...foundation.printable import printable
 from ..index_store import IndexStore
 from ..sync_records import made_for, pinned_by_projects, write_record
 from .identity import PACKAGE_KINDS
@@ -85,6 +86,11 @@ def plan_sync(store: IndexStore, project: Path, *, prune: bool = False,
     from .lockfiles import read_project_pins
 
     pins = read_project_pins(project, all_locked=all_locked)
+    if not pins.files:
+        raise UsageError(f"sync: no lockfile or pinned requirements in "
+                         f"{printable(str(project))} (uv.lock, poetry.lock, Pipfile.lock, "
+                         "pdm.lock, pylock.toml, requirements*.txt, package-lock.json, "
+                         "pnpm-lock.yaml, yarn.lock): give the project's folder")
     pinned = [_pinned(pin) for pin in pins.pins if pin.direct or all_locked]
     held = _package_caches(store)
     items: list[SyncItem] = []
@@ -148,6 +154,9 @@ def run_sync(store: IndexStore, project: Path, *, dry_run: bool = False, prune: 
     """Plan, then (unless ``dry_run``) build and prune; every pin's outcome is in the
     report, a failure does not stop the others."""
     project = project.resolve()
+    if not project.is_dir():
+        raise UsageError(f"sync: {printable(str(project))} is not a folder: give the project "
+                         "folder that holds its lockfiles")
     plan, pinned = plan_sync(store, project, prune=prune, all_locked=all_locked)
     if dry_run:
         return plan
