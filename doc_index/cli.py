@@ -74,7 +74,8 @@ Command = Callable[[str, str], argparse.ArgumentParser]
 
 
 def _build_command(command: Command) -> None:
-    build = command("build", "index a directory or a git repository (again: only what changed)")
+    build = command("build", "index a directory, a git repository or a published package "
+                             "(again: only what changed)")
     build.add_argument("source", help="a local directory, a git URL / bare repository path, "
                        "or a published package: pypi:NAME==VERSION, npm:NAME@VERSION")
     _naming_options(build)

@@ -43,7 +43,14 @@ from ...foundation.errors import PackageError, UsageError
 from ...foundation.printable import printable
 from ...indexer.formats import is_doc_path
 from ..index_store import BuildReport, IndexStore, Progress, warm_worker
-from .docs_folder import DOCS, SUBDIR, Selection, choose, classify
+from .docs_folder import (
+    DOCS,
+    SUBDIR,
+    Selection,
+    _readme_like,  # (the git source's rule for README-like names)
+    choose,
+    classify,
+)
 from .identity import FOLDER, NPM, PYPI, Source
 from .walk import DEFAULT_MAX_BYTES, Scan, SourceFile, nothing_to_index
 
@@ -174,13 +181,6 @@ def _matches_lock(data: bytes, sha256: str, hashes: tuple[str, ...]) -> bool:
 # --- what the archive gives ------------------------------------------------------------
 
 
-class Part(NamedTuple):
-    """Files for the scan from one origin, and the summary's line about them."""
-
-    files: dict[str, bytes]
-    line: str | None
-
-
 def archive_docs(files: dict[str, bytes]) -> tuple[Selection, dict[str, bytes]]:
     """The archive's docs selection (as a git source's, ``docs_folder.choose``) and the
     files it indexes; with no docs folder, the top-level README-like files only."""
@@ -191,14 +191,6 @@ def archive_docs(files: dict[str, bytes]) -> tuple[Selection, dict[str, bytes]]:
                               files=readmes)
     chosen = {p: data for p, data in files.items() if classify(selection, p).index}
     return selection, chosen
-
-
-def _readme_like(path: str) -> bool:
-    from .docs_folder import README_WORDS
-
-    upper = path.upper()
-    return any(upper.startswith(w) and (len(upper) == len(w) or not upper[len(w)].isalpha())
-               for w in README_WORDS)
 
 
 def import_packages(paths: list[str]) -> list[tuple[str, str]]:
