@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-dev
 BASE_STAMP := $(VENV)/.installed
 DEMO_ROOT := demo-root
 
-.PHONY: venv test test-slow typecheck demo bench bench-quick bench-semantic lint clean
+.PHONY: venv test test-slow typecheck demo bench bench-quick bench-semantic bench-sync lint clean
 
 $(BASE_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -71,6 +71,11 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(BIN)/python -m bench.run --quick
+
+# `doc-index sync` of a 20-dependency project against a local index (also a stage of
+# `make bench`): bench/package_sync.py.
+bench-sync: $(STAMP)
+	$(BIN)/python -m bench.package_sync --packages 20 --rounds 3
 
 # Answers by meaning (docs/semantic.md): the float weights and the tools that make the
 # bench's float and dynamically quantized models (bench/semantic_models.py) are bench-only.

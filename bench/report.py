@@ -333,6 +333,12 @@ def _build(results: dict[str, Any]) -> str:
                             "incremental build saw"), rows, "lrrrl"))
         parts.append(f"Target: incremental <= 10 % of full. `git pull` itself: "
                      f"{git['git_pull_seconds']:.2f} s.")
+    if "sync" in results:
+        from .package_sync import render as render_sync
+
+        parts.append(render_sync(results["sync"]))
+    else:
+        parts.append("Dependency sync: " + (_not_run(results, "sync") or ""))
     img = results.get("plots", {}).get("build")
     if img:
         parts.append(f"![build time against corpus size]({img})")

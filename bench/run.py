@@ -10,6 +10,8 @@ Stages, in order (``--skip STAGE`` leaves one out, its report section says so):
    fastapi-docs copied 1x/5x/20x (:mod:`bench.build_speed`), then the git-pull
    incremental reindex against a full build (:mod:`bench.git_pull`); ``stages``: the
    CPU of each build stage in one process, with the bare parsers (:mod:`bench.stages`);
+   ``sync``: ``doc-index sync`` of a 20-dependency project against a local index (first,
+   unchanged, one pin changed; :mod:`bench.package_sync`);
 2. ``resolve``: cold ``context resolve`` processes, in-process ``tools.resolve`` and a
    spawned ``doc-index serve`` (:mod:`bench.resolve_speed`), with the server's RSS;
 3. ``serve``: one ``doc-index serve`` with the largest scaled corpus built under 5 names,
@@ -50,7 +52,7 @@ from . import build_speed, corpora, mcp_latency, resolve_speed
 from .corpora import REPO, SHARED_CORPORA, WORK, Corpus
 from .stats import Summary
 
-STAGES = ("build", "stages", "git", "resolve", "serve", "quality", "tokens", "answers",
+STAGES = ("build", "stages", "git", "sync", "resolve", "serve", "quality", "tokens", "answers",
           "shapes")
 
 
@@ -183,6 +185,19 @@ def stage_git(cfg: Config, work: Path) -> dict[str, Any]:
     result: dict[str, Any] = git_pull.run(target, files=cfg.git_files, changed=5,
                                           rounds=cfg.git_rounds)
     return result
+
+
+def stage_sync(cfg: Config, work: Path) -> dict[str, Any]:
+    from . import package_sync
+
+    rounds = 1 if cfg.quick else 3
+    _log(f"sync: a 20-dependency project against a local index, {rounds} round(s)")
+    target = work / "sync"
+    if target.exists():
+        import shutil
+
+        shutil.rmtree(target)
+    return package_sync.run(target, packages=20, rounds=rounds)
 
 
 def stage_resolve(cfg: Config, cs: list[Corpus], work: Path, queries: Path) -> dict[str, Any]:
@@ -340,6 +355,8 @@ def run(cfg: Config, out: Path, work: Path, skip: set[str], queries: Path) -> di
             results["stages"] = stages.run(1 if cfg.quick else 3)
         elif stage == "git":
             results["git"] = stage_git(cfg, work)
+        elif stage == "sync":
+            results["sync"] = stage_sync(cfg, work)
         elif stage == "resolve":
             results["resolve"] = stage_resolve(cfg, cs, work, queries)
         elif stage == "serve":

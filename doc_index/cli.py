@@ -1,4 +1,4 @@
-"""``doc-index``: build, list, inspect, resolve, delete, serve, hook, mcp-config, model.
+"""``doc-index``: build, sync, list, inspect, resolve, delete, serve, hook, mcp-config, model.
 
 A thin layer over the library (``doc_index.library``): it parses the arguments, calls one
 method of ``DocIndex`` or ``Cache`` and renders the typed result (``render``).
@@ -58,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
                               description=_sentence(help_text))
 
     _build_command(command)
+    _sync_command(command)
     _read_commands(command)
     serve = command("serve", "the MCP server, on stdin and stdout")
     serve.add_argument("--tool-names", choices=("dotted", "underscore"), default="dotted",
@@ -77,8 +78,10 @@ Command = Callable[[str, str], argparse.ArgumentParser]
 
 
 def _build_command(command: Command) -> None:
-    build = command("build", "index a directory or a git repository (again: only what changed)")
-    build.add_argument("source", help="a local directory, or a git URL / bare repository path")
+    build = command("build", "index a directory, a git repository or a published package "
+                             "(again: only what changed)")
+    build.add_argument("source", help="a local directory, a git URL / bare repository path, "
+                       "or a published package: pypi:NAME==VERSION, npm:NAME@VERSION")
     _naming_options(build)
     build.add_argument("--ref", help="git URL or bare repository only: the branch, tag or "
                        "commit to index (default: the remote's HEAD)")
@@ -106,6 +109,19 @@ def _model_command(sub: Any) -> None:
                        help="the folder to put it in (default: the user cache folder)")
     fetch.add_argument("--url", help="a mirror of the pinned file (the sha256 still decides)")
     fetch.set_defaults(root=None)  # (no root: none is read)
+
+
+def _sync_command(command: Command) -> None:
+    sync = command("sync", "one cache per dependency a project pins, at its pinned version")
+    sync.add_argument("project", nargs="?", default=".",
+                      help="the project folder holding its lockfiles (default: .)")
+    sync.add_argument("--dry-run", action="store_true",
+                      help="print the plan (keep, build, prune) and do nothing")
+    sync.add_argument("--prune", action="store_true",
+                      help="delete the caches sync made for this project that no project "
+                           "pins any more (never another cache)")
+    sync.add_argument("--all-locked", action="store_true",
+                      help="every locked package, not only the direct dependencies")
 
 
 def _read_commands(command: Command) -> None:
@@ -230,6 +246,11 @@ def _run(args: argparse.Namespace) -> int:
         return run_build(index, args.source, name=args.name, ref=args.ref, full=args.full,
                          replace=args.replace, max_bytes=args.max_file_bytes,
                          subdir=args.subdir, everything=args.everything)
+    if command == "sync":
+        from .sync_command import run_sync
+
+        return run_sync(index, args.project, dry_run=args.dry_run, prune=args.prune,
+                        all_locked=args.all_locked)
     if command == "serve":
         return index.serve(tool_names=args.tool_names)
     if command == "hook":

@@ -18,7 +18,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .foundation.errors import BadSource, GitSourceError, OtherSource, describe, exit_code_of
+from .foundation.errors import (
+    BadSource,
+    DocIndexError,
+    GitSourceError,
+    OtherSource,
+    describe,
+    exit_code_of,
+)
 from .foundation.printable import printable
 from .hooks import (
     FAILED_NAME,
@@ -30,11 +37,18 @@ from .hooks import (
     Checkout,
     HookOptions,
     locate,
+    lockfile_fingerprint,
     other_name,
     preflight,
+    read_fingerprint,
     suggested_fix,
+    write_fingerprint,
 )
 from .store.lock import BuildLock
+
+
+class SyncFailed(DocIndexError):
+    """Some packages of the hook's sync failed (the report in the log lists each)."""
 
 
 def _trim_log(log: Path) -> None:
@@ -132,9 +146,44 @@ def run_hook(hook: str, root: Path, checkout_dir: Path,
         argv += ["--name", options.name] if options.name is not None else []
         print(f"[{_stamp()}] {hook}: doc-index {printable(shlex.join(argv))}", flush=True)
         rc, error = _build(source, root, options.name)
+        if error is None:
+            rc, error = _sync_if_changed(checkout, root, hook)
         print(f"[{_stamp()}] {hook}: finished (exit {rc})", flush=True)
         _record(checkout, root, options, hook, error)
     return rc
+
+
+def _sync_if_changed(checkout: Checkout, root: Path, hook: str) -> tuple[int, Exception | None]:
+    """``doc-index sync <checkout>`` when its lockfiles changed since the last sync (the
+    fingerprint ``hook install`` recorded first); the report in the log. The new
+    fingerprint is kept only when every package synced, so a failure is tried again."""
+    from .library import DocIndex
+    from .render.sync_report import sync_lines
+
+    try:
+        fingerprint = lockfile_fingerprint(checkout.top)
+        before = read_fingerprint(checkout.git_dir)
+        if before is None or fingerprint in (before, ""):  # (none: hooks older than sync;
+            # "": no lockfile left): nothing to sync, start from here
+            if before is None or not fingerprint:
+                write_fingerprint(checkout.git_dir, fingerprint)
+            return 0, None
+        print(f"[{_stamp()}] {hook}: lockfiles changed: doc-index "
+              f"{printable(shlex.join(['sync', str(checkout.top), '--root', str(root)]))}",
+              flush=True)
+        report = DocIndex(root).sync(checkout.top)
+    except Exception as exc:  # the log says what happened; the hook never fails git
+        print(f"error: {describe(exc)}", flush=True)
+        return exit_code_of(exc), exc
+    for line in sync_lines(report):
+        print(line, flush=True)
+    if report.failures:
+        first = report.failures[0]
+        return first.exit_code or 1, SyncFailed(
+            f"dependency sync: {len(report.failures)} of {len(report.items)} packages "
+            f"failed, first {first.spec}: {first.message}")
+    write_fingerprint(checkout.git_dir, fingerprint)
+    return 0, None
 
 
 def _record(checkout: Checkout, root: Path, options: HookOptions, hook: str,
@@ -152,6 +201,9 @@ def _record(checkout: Checkout, root: Path, options: HookOptions, hook: str,
 
         key = options.name or directory_source(options.source(checkout.top).resolve()).key
         fix = suggested_fix(checkout, root, options, name=other_name(key, checkout.top))
+    elif isinstance(error, SyncFailed):
+        retry = ["doc-index", "sync", str(checkout.top), "--root", str(root)]
+        fix = f"to see it again: {printable(shlex.join(retry))}"
     else:
         retry = ["doc-index", "build", str(options.source(checkout.top)), "--root", str(root)]
         retry += ["--name", options.name] if options.name is not None else []

@@ -19,6 +19,11 @@ small ``sh`` wrapper that
    the build ``doc-index build <checkout>[/<subdir>] --root <root> [--name N]`` runs.
    Output goes to ``<git-dir>/doc-index-hook.log``; a failure also goes to
    ``<git-dir>/doc-index-hook.failed``, which the next hook's check prints once.
+   Then, when the checkout's lockfiles (``lockfiles.read_project_pins``: uv.lock,
+   requirements*.txt, package-lock.json, ...) changed since the last hook (or since
+   install: their fingerprint is kept in ``<git-dir>/doc-index-hook.locks``), the
+   library's ``sync`` of the checkout into the same root: the caches of the dependencies
+   at their new pins (``doc-index sync <checkout> --root <root>``).
 
 Both run this installation's Python (absolute path) in isolated mode from ``/``: the work
 tree is never on ``sys.path`` (``-I`` leaves out the current directory for ``-m`` on every
@@ -57,6 +62,7 @@ CREATED_MARK = ".doc-index-created"  # in a hooks directory that install had to 
 LOG_NAME = "doc-index-hook.log"
 LOCK_NAME = "doc-index-hook.lock"
 FAILED_NAME = "doc-index-hook.failed"
+LOCKS_NAME = "doc-index-hook.locks"  # the fingerprint of the lockfiles at the last sync
 LOG_MAX_BYTES = 1024 * 1024
 LOG_KEEP_BYTES = 256 * 1024
 
@@ -276,6 +282,11 @@ def install_hooks(repo: Path, root: Path | None, *, name: str | None = None,
             _write_hook(path, text[hook], checkout.hooks / (hook + ORIG_SUFFIX))
         detail = f" (previous hook kept as {hook}{ORIG_SUFFIX})" if action == "chained" else ""
         lines.append(f"{hook}: {action}{detail} -> {path}")
+    fingerprint = lockfile_fingerprint(checkout.top)
+    write_fingerprint(checkout.git_dir, fingerprint)
+    if fingerprint:
+        lines.append("lockfiles: a pull or checkout that changes them also runs "
+                     "doc-index sync of this checkout")
     if not _is_inside(checkout.hooks, checkout.top) and not _is_inside(checkout.hooks,
                                                                          checkout.git_dir):
         lines.append(f"note: core.hooksPath {checkout.hooks} is outside this repository; "
@@ -307,10 +318,43 @@ def uninstall_hooks(repo: Path) -> list[str]:
         checkout.hooks.rmdir()
     lock = BuildLock(checkout.git_dir / LOCK_NAME)
     if not lock.held_elsewhere():
-        for leftover in (LOCK_NAME, LOG_NAME, FAILED_NAME):
+        for leftover in (LOCK_NAME, LOG_NAME, FAILED_NAME, LOCKS_NAME):
             if (checkout.git_dir / leftover).exists():
                 (checkout.git_dir / leftover).unlink()
     return lines
+
+
+def lockfile_fingerprint(top: Path) -> str:
+    """The sha256 of the checkout's lockfiles (the files ``read_project_pins`` reads, by
+    name and bytes); "" when it has none."""
+    import hashlib
+
+    from .store.sources.lockfiles import read_project_pins
+
+    files = read_project_pins(top, all_locked=True).files
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        try:
+            data = (top / name).read_bytes()
+        except OSError:
+            data = b"\0unreadable"
+        digest.update(f"{len(name)}:{name}:{len(data)}:".encode("utf-8", "surrogateescape"))
+        digest.update(data)
+    return digest.hexdigest() if files else ""
+
+
+def read_fingerprint(git_dir: Path) -> str | None:
+    try:
+        return (git_dir / LOCKS_NAME).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def write_fingerprint(git_dir: Path, fingerprint: str) -> None:
+    path = git_dir / LOCKS_NAME
+    tmp = path.with_name(f"{LOCKS_NAME}.{os.getpid()}")
+    tmp.write_text(fingerprint + "\n", encoding="ascii")
+    os.replace(tmp, path)
 
 
 def _is_inside(path: Path, directory: Path) -> bool:

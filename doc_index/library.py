@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .search.results import Answer
     from .search.warm_caches import WarmCaches
     from .store.index_store import BuildReport, Progress
+    from .store.sources.package_sync import SyncProgress, SyncReport
     from .store.v0_build import BuiltCache
 
 DEFAULT_BUDGET = 2000
@@ -94,6 +95,24 @@ class DocIndex:
             max_bytes=DEFAULT_MAX_BYTES if max_file_bytes is None else max_file_bytes)
         embed_after_build(IndexStore(self.root), report, model, embed_progress)
         return report
+
+    def sync(self, project: str | os.PathLike[str] = ".", *, dry_run: bool = False,
+             prune: bool = False, all_locked: bool = False,
+             progress: SyncProgress | None = None) -> SyncReport:
+        """One cache per dependency ``project`` pins (its lockfiles: uv.lock, poetry.lock,
+        requirements*.txt, package-lock.json, ... docs/packages.md), named
+        ``NAME@VERSION``: a pin already cached is kept (no network), another is built
+        (``build("pypi:NAME==VERSION")``) beside older versions. ``all_locked``: every
+        locked package, not only the direct dependencies; ``prune``: delete the caches
+        sync made for this project that no project synced into this root pins any more
+        (nothing else); ``dry_run``: the plan only. A failing package is in the report
+        (``SyncReport.failures``) and does not stop the others; ``progress(done, total,
+        cache)`` is called between steps."""
+        from .store.index_store import IndexStore
+        from .store.sources.package_sync import run_sync
+
+        return run_sync(IndexStore(self.root), Path(project), dry_run=dry_run, prune=prune,
+                        all_locked=all_locked, progress=progress)
 
     def caches(self) -> list[Cache]:
         """The caches under the root (``context.list_caches``: every directory but the

@@ -15,12 +15,15 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..store.sources.identity import shown_source
+from ..store.sources.identity import PACKAGE_KINDS, shown_source
 from .tools import cache_info_and_manifest
 
 NATIVE = "doc-index"
 V0 = "context-engine-v0"
 SOURCE_FIELDS = ("kind", "location", "ref", "commit")  # what ``Source.record`` writes
+# and, for a package (``store.sources.package``), these text fields and ``repository``
+PACKAGE_FIELDS = ("package", "version", "index", "archive", "archive_sha256")
+REPOSITORY_FIELDS = ("url", "tag", "commit", "why")
 
 
 class CacheDetails(NamedTuple):
@@ -76,13 +79,25 @@ def details(name: str, path: Path) -> CacheDetails:
     if source is not None and shown_source(source) is None:
         source, problem = None, problem or "the manifest's source record is malformed"
     elif source is not None:  # the record's fields only: others are unchecked (1e999 is inf)
-        source = {field: source.get(field) for field in SOURCE_FIELDS}
+        source = checked_source(source)
     commit = _text(manifest.get("commit_hash"))
     return CacheDetails(
         name, NATIVE, info.valid, source,
         _text(manifest.get("repo")), commit or None, info.document_count,
         _tokens(manifest.get("sections")), info.total_bytes, size,
         _text(manifest.get("indexed_at")), info.cache_version, problem)
+
+
+def checked_source(record: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a well-formed source record people and agents see: a package's text
+    fields and repository only when they are text (an untrusted manifest's)."""
+    source = {field: record.get(field) for field in SOURCE_FIELDS}
+    if record.get("kind") in PACKAGE_KINDS:
+        source.update({f: _text(record.get(f)) for f in PACKAGE_FIELDS})
+        repository = record.get("repository")
+        if isinstance(repository, dict):
+            source["repository"] = {f: _text(repository.get(f)) for f in REPOSITORY_FIELDS}
+    return source
 
 
 def tree_bytes(directory: Path) -> int:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from doc_index import __version__
 
 from ..foundation.errors import EXIT_INTERRUPTED, spec_json
+from ..search.cache_catalog import RESOURCE_URI
 from ..search.warm_caches import WarmCaches, memory_budget
 from .mcp_tools import (
     CANONICAL_NAMES,
@@ -51,19 +52,57 @@ logger = logging.getLogger("doc_index.server.mcp")
 SERVER_NAME = "doc-index"
 
 
-def instructions(style: str) -> str:
+def instructions(style: str, root: Path | None = None) -> str:
+    """What the server tells the agent at the start: how to use the tools, where each
+    cache's source and version are (the ``doc-index://caches`` resource), and, when the
+    root holds caches of published packages, those at start (``MAX_LISTED``)."""
     list_caches = published_name(LIST_CACHES, style)
     resolve = published_name(RESOLVE, style)
-    return (
+    text = (
         f"Read-only documentation caches, one per project, split into sections. Call "
         f"{list_caches} for the cache names, then {resolve} with a cache name, a question in "
         f"the words the docs likely use and a token budget (2000 to start) to get the "
-        f"sections that answer it."
+        f"sections that answer it. The resource {RESOURCE_URI} says what each cache holds: "
+        f"its source (a folder, a git repository, or a package at a pinned version), ref, "
+        f"commit, and the projects that pin it."
     )
+    packages = _package_lines(root) if root is not None else []
+    if packages:
+        text += (" Dependency docs at pinned versions (cache: package version, projects "
+                 "pinning it), at start:\n" + "\n".join(packages))
+    return text
+
+
+MAX_LISTED = 40
+
+
+def _package_lines(root: Path) -> list[str]:
+    """One line per package cache (at most ``MAX_LISTED``); none when the root cannot be
+    read (the tools say why when called)."""
+    from ..foundation.printable import printable
+    from ..search.cache_catalog import catalog
+
+    try:
+        caches = catalog(root)["caches"]
+    except Exception:  # noqa: BLE001 (a root that cannot be read: the tools report it)
+        return []
+    lines = []
+    for cache in caches:
+        source = cache["source"] or {}
+        if source.get("package") is None:
+            continue
+        pins = f" (pinned by {', '.join(cache['projects'])})" if cache["projects"] else ""
+        lines.append(printable(f"- {cache['name']}: {source['kind']} {source['package']} "
+                               f"{source.get('version') or source.get('ref')}{pins}"))
+    if len(lines) > MAX_LISTED:
+        lines = [*lines[:MAX_LISTED], f"- ... and {len(lines) - MAX_LISTED} more: read "
+                                      f"{RESOURCE_URI}"]
+    return lines
 
 
 def build_server(calls: ToolCalls, style: str) -> Server[Any]:
-    """The SDK server with the three tools; tool code runs one call at a time off the loop."""
+    """The SDK server with the three tools and the catalog resource; tool code runs one
+    call at a time off the loop."""
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
@@ -87,16 +126,48 @@ def build_server(calls: ToolCalls, style: str) -> Server[Any]:
             reply = ToolReply(spec_json("internal_error"), is_error=True)
         return tool_result(reply)
 
+    async def list_resources(ctx: Any,
+                             params: types.PaginatedRequestParams | None) -> dict[str, Any]:
+        return {"resources": [{
+            "uri": RESOURCE_URI, "name": "caches", "mimeType": "application/json",
+            "description": "Every cache under the root: its source (folder, git repository, "
+                           "or package and version), ref, commit, and the projects that "
+                           "pin it."}]}
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> dict[str, Any]:
+        if str(params.uri) != RESOURCE_URI:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource: {params.uri}")
+        text = await anyio.to_thread.run_sync(catalog_text, calls.root, limiter=limiter)
+        return {"contents": [{"uri": RESOURCE_URI, "mimeType": "application/json",
+                              "text": text}]}
+
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
-        instructions=instructions(style),
+        instructions=instructions(style, calls.root),
         # The SDK takes a handler's result as a plain dict too and validates it into its model.
         on_list_tools=list_tools,  # type: ignore[arg-type]
         on_call_tool=call_tool,  # type: ignore[arg-type]
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
     )
     server.middleware.clear()  # the OpenTelemetry middleware: no tracing from a read-only tool
     return server
+
+
+def catalog_text(root: Path) -> str:
+    """The resource's JSON, or an error object naming the spec's code (as the tools)."""
+    from ..foundation.strict_json import dumps
+    from ..search.cache_catalog import catalog
+
+    try:
+        return dumps(catalog(root))
+    except Exception as exc:  # noqa: BLE001 (the agent gets a code, the log the cause)
+        from ..foundation.errors import SPEC_MESSAGES
+
+        code = getattr(exc, "code", None)
+        logger.warning("resource %s: %s", RESOURCE_URI, exc)
+        return spec_json(code if code in SPEC_MESSAGES else "internal_error")
 
 
 def run(root: Path, tool_names: str = "dotted", model: Path | None = None) -> int:

@@ -252,6 +252,20 @@ class IndexStore:
             return None
         return manifest
 
+    def live_header(self, key: str) -> dict[str, Any] | None:
+        """The header fields of cache ``key``'s live manifest (read as an incremental
+        build reads it: the sections are not), or None (no cache, no usable header)."""
+        try:
+            head = self._read_old_head(key)
+        except InvalidCacheKey:
+            return None
+        return head[1] if head is not None else None
+
+    def source_record(self, key: str) -> dict[str, Any] | None:
+        """The ``source`` record of the live manifest's header, or None."""
+        record = (self.live_header(key) or {}).get("source")
+        return record if isinstance(record, dict) else None
+
     def delete_index(self, key: str) -> bool:
         """Remove a cache directory (moved into its staging directory, then deleted there),
         its spare, mark and lock; False when there was none. DeleteRefused, with nothing

@@ -377,7 +377,9 @@ and query them, and serve them to AI agents over MCP.
 
 positional arguments:
   COMMAND     what to do (doc-index COMMAND --help tells more)
-    build     index a directory or a git repository (again: only what changed)
+    build     index a directory, a git repository or a published package
+              (again: only what changed)
+    sync      one cache per dependency a project pins, at its pinned version
     list      list the caches under the root
     inspect   show one cache: source, ref, commit, sections, size, age
     resolve   the sections of a cache that answer a question
@@ -453,8 +455,8 @@ def test_every_argument_and_option_is_described() -> None:
         assert "ROOT_BEFORE" not in text and "``" not in text, name
         for action in parser._actions:
             assert action.help and action.help != argparse.SUPPRESS, (name, action.dest)
-    # doc-index, its 9 commands, hook install, hook uninstall and model fetch
-    assert len(seen) == 13
+    # doc-index, its 10 commands, hook install, hook uninstall and model fetch
+    assert len(seen) == 14
     code, out, _ = run("hook", "install", "--help", env={"COLUMNS": "80"})
     assert code == 0 and b"--subdir PATH" in out and b"--name NAME" in out
 

@@ -64,7 +64,9 @@ def check_initialize(response: dict[str, Any], request_id: Any, version: str) ->
     result = response["result"]
     assert result["protocolVersion"] == version
     assert result["serverInfo"]["name"] == "doc-index"
-    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    # resources: doc-index://caches, what each cache holds (tests/test_package_mcp.py)
+    assert result["capabilities"] == {"tools": {"listChanged": False},
+                                      "resources": {"listChanged": False, "subscribe": False}}
 
 
 def initialized_server(root: Path, style: str, version: str) -> Iterator[RawServer]:
@@ -492,7 +494,7 @@ def test_what_the_sdk_reads_as_a_notification_or_a_response_gets_no_answer(
 
 
 def test_unknown_method(server: RawServer) -> None:
-    response = server.request({"jsonrpc": "2.0", "id": 5, "method": "resources/list"})
+    response = server.request({"jsonrpc": "2.0", "id": 5, "method": "prompts/list"})
     assert response["error"]["code"] == -32601
     response = server.request({"jsonrpc": "2.0", "id": 6, "method": "no/such"})
     assert response["error"]["code"] == -32601

@@ -1,15 +1,17 @@
 """A build from any source: the choice between a git source and a local directory.
 
 ``build_source`` is what ``doc-index build SOURCE``, the library's ``build`` and the git
-hook run: a URL (any case of scheme), an scp-like ``user@host:path`` that is no local
-path, or a bare repository's directory is built by ``git_source``; any other directory
-(a plain folder or a git work tree, at any depth) by ``local_source``. It prints nothing.
+hook run: ``pypi:NAME==VERSION`` or ``npm:NAME@VERSION`` is built by ``package``; a URL
+(any case of scheme), an scp-like ``user@host:path`` that is no local path, or a bare
+repository's directory is built by ``git_source``; any other directory (a plain folder or
+a git work tree, at any depth) by ``local_source``. It prints nothing.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from ...foundation.errors import IoError, UsageError
 from ...foundation.printable import printable
@@ -42,6 +44,21 @@ def check_max_bytes(value: int) -> int:
     return value
 
 
+def _build_package(store: IndexStore, source: str, *, ref: str | None, subdir: str | None,
+                   everything: bool, **options: Any) -> BuildReport:
+    """A published package (``package.build_from_package``): its version is in the
+    argument and its parts are chosen by the package source, so ``--ref``, ``--subdir``
+    and ``--all`` do not apply."""
+    for option, value in (("--ref", ref), ("--subdir", subdir), ("--all", everything or None)):
+        if value is not None:
+            raise UsageError(f"{option} does not apply to a package ({printable(source)}): "
+                             "its version is in the argument (pypi:NAME==VERSION, "
+                             "npm:NAME@VERSION) and its docs are chosen for it")
+    from .package import build_from_package
+
+    return build_from_package(store, source, **options)
+
+
 def build_source(store: IndexStore, source: str, *, name: str | None = None,
                  ref: str | None = None, full: bool = False, replace: bool = False,
                  max_bytes: int = DEFAULT_MAX_BYTES, progress: Progress | None = None,
@@ -52,6 +69,10 @@ def build_source(store: IndexStore, source: str, *, name: str | None = None,
     check_max_bytes(max_bytes)
     if subdir is not None and everything:
         raise UsageError("--subdir and --all choose two different sets of files: give one")
+    if source.startswith(("pypi:", "npm:")):
+        return _build_package(store, source, name=name, ref=ref, full=full, replace=replace,
+                              max_bytes=max_bytes, progress=progress, subdir=subdir,
+                              everything=everything)
     if looks_like_git(source):
         from .git import build_from_git
 

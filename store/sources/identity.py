@@ -59,8 +59,12 @@ DOCS, ALL, SUBDIR, FOLDER = "docs", "all", "subdir", "folder"
 DIRECTORY = "directory"
 WORK_TREE = "git-work-tree"
 GIT = "git"
-KINDS = (DIRECTORY, WORK_TREE, GIT)
-_KIND_WORDS = {DIRECTORY: "directory", WORK_TREE: "git work tree", GIT: "git"}
+PYPI = "pypi"
+NPM = "npm"
+PACKAGE_KINDS = (PYPI, NPM)
+KINDS = (DIRECTORY, WORK_TREE, GIT, *PACKAGE_KINDS)
+_KIND_WORDS = {DIRECTORY: "directory", WORK_TREE: "git work tree", GIT: "git",
+               PYPI: "PyPI package", NPM: "npm package"}
 
 _BAD_NAME_CHARS = re.compile(r"[^\w.-]+")
 
@@ -149,15 +153,19 @@ class Source(NamedTuple):
     key: str
     scope: str = FOLDER  # DOCS, ALL, SUBDIR (a git source, a work tree's top) or FOLDER
     subdir: str | None = None  # the folder of SUBDIR
+    details: dict[str, Any] | None = None  # a package's record fields (store.sources.package)
 
     def record(self, commit: str) -> dict[str, Any]:
-        """The manifest's ``source`` object (``commit``: "" for a plain folder -> null)."""
+        """The manifest's ``source`` object (``commit``: "" for a plain folder -> null);
+        a package's ``details`` are added (package, version, index, archive, repository)."""
         record: dict[str, Any] = {"kind": self.kind, "location": self.location,
                                   "ref": self.ref, "commit": commit or None}
         if self.scope in (ALL, SUBDIR):
             record["select"] = self.scope
         if self.scope == SUBDIR:
             record["subdir"] = self.subdir
+        if self.details:
+            record.update(self.details)
         return record
 
     def same_as(self, header: dict[str, Any]) -> bool:
@@ -169,6 +177,9 @@ class Source(NamedTuple):
             return False
         if old["kind"] != self.kind:
             return False
+        if self.kind in PACKAGE_KINDS:  # one package at one version, from any index
+            return (old.get("package"), old["ref"]) == (
+                (self.details or {}).get("package"), self.ref)
         mine = self.record("")
         if (old.get("select"), old.get("subdir")) != (mine.get("select"), mine.get("subdir")):
             return False
@@ -204,12 +215,33 @@ def shown_source(record: Any, *, with_commit: bool = False) -> str | None:
     select, subdir = record.get("select"), record.get("subdir")
     if select not in (None, ALL, SUBDIR) or (select == SUBDIR) != isinstance(subdir, str):
         return None
+    if record["kind"] in PACKAGE_KINDS:
+        return _shown_package(record, with_commit)
     text = f"{_KIND_WORDS[record['kind']]} {location}" + (f"#{subdir}" if subdir else "")
     details = [f"ref {ref}"] if ref else []
     if select == ALL:
         details.append("all files")
     if with_commit and commit:
         details.append(f"commit {commit[:12]}")
+    return f"{text} ({', '.join(details)})" if details else text
+
+
+def _shown_package(record: dict[str, Any], with_commit: bool) -> str | None:
+    """``PyPI package flask 3.1.0 (index https://pypi.org/simple/)``; None when the
+    package's name is missing. ``ref`` is the version (None: left out, as ``list`` has
+    its own column for it)."""
+    package = record.get("package")
+    if not isinstance(package, str) or not package:
+        return None
+    text = f"{_KIND_WORDS[record['kind']]} {package}"
+    if record.get("ref"):
+        text += f" {record['ref']}"
+    details = [f"index {record['location']}"] if record.get("location") else []
+    repository = record.get("repository")
+    if isinstance(repository, dict) and isinstance(repository.get("url"), str):
+        details.append(f"repository {repository['url']}")
+    if with_commit and record.get("commit"):
+        details.append(f"commit {record['commit'][:12]}")
     return f"{text} ({', '.join(details)})" if details else text
 
 
@@ -318,5 +350,6 @@ def other_source(key: str, held: str, source: Source) -> OtherSource:
                        "build with --name NAME to keep both, or --replace to replace it")
 
 
-__all__ = ["ALL", "DOCS", "FOLDER", "KINDS", "SUBDIR", "OtherSource", "Source", "check_name",
+__all__ = ["ALL", "DOCS", "FOLDER", "KINDS", "NPM", "PACKAGE_KINDS", "PYPI", "SUBDIR",
+           "OtherSource", "Source", "check_name",
            "directory_source", "git_source", "key_part", "place_of", "shown_source"]

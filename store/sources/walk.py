@@ -77,6 +77,9 @@ class Scan:
         self.kinds: dict[str, int] = {}
         self.selection: Selection | None = None
         self.notes: list[str] = []
+        # Any file of the source by relative path (None: not there), for the steps that
+        # read more than the files indexed (autodoc's modules): a package's archive.
+        self.source_reader: Callable[[str], bytes | None] | None = None
 
     def count_kind(self, kind: str) -> None:
         self.kinds[kind] = self.kinds.get(kind, 0) + 1

@@ -1,0 +1,37 @@
+"""``doc-index sync``: progress on a terminal, ``DocIndex.sync``, the report."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from .render.sync_report import sync_lines
+
+if TYPE_CHECKING:
+    from .library import DocIndex
+
+
+def run_sync(index: DocIndex, project: str, *, dry_run: bool, prune: bool,
+             all_locked: bool) -> int:
+    """The report on stdout; when packages failed, one ``error:`` line on stderr and the
+    exit code of the first failure (the others' causes are in the report)."""
+    progress = _progress if sys.stderr.isatty() and not dry_run else None
+    try:
+        report = index.sync(project, dry_run=dry_run, prune=prune, all_locked=all_locked,
+                            progress=progress)
+    finally:
+        if progress is not None:
+            sys.stderr.write("\r\033[K")
+    sys.stdout.write("".join(f"{line}\n" for line in sync_lines(report)))
+    sys.stdout.flush()
+    failures = report.failures
+    if not failures:
+        return 0
+    print(f"error: {len(failures)} of {len(report.items)} packages failed (listed above); "
+          "the others are synced: fix those and run sync again", file=sys.stderr)
+    return failures[0].exit_code or 1
+
+
+def _progress(done: int, total: int, key: str) -> None:
+    sys.stderr.write(f"\r\033[K  [{done}/{total}] {key}")
+    sys.stderr.flush()

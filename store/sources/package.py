@@ -1,0 +1,458 @@
+"""Package sources: ``doc-index build pypi:NAME==VERSION`` and ``npm:NAME@VERSION``.
+
+The published source archive (an sdist, an npm tarball) is found on the index the user's
+installer is configured with (``package_index.pypi_config``, ``npm_registry.npm_config``),
+downloaded and verified against the hash the index publishes (``package_fetch.download``:
+nothing else sees unverified bytes), and read in memory as untrusted data
+(``archives.read_archive``: the git trees' path rule, size, member and ratio caps).
+Nothing of the package is built, installed, imported or run.
+
+What the cache holds, each part named in the build summary with where it came from:
+
+- the archive's docs folder, chosen as a git source's is (``docs_folder.choose``: Sphinx
+  ``conf.py``, ``mkdocs.yml``, ``docs/``...), plus its top-level README-like files; with
+  no docs folder, the README-like files alone;
+- for PyPI, one generated page per public module of each top-level import package
+  (``_api/<module>.md`` holding ``::: <module>``, mkdocstrings' directive): the build's
+  autodoc step documents it from the archive's docstrings (``Scan.source_reader`` gives
+  it the archive's Python files); the page is ordinary Markdown until then;
+- when the archive has no docs folder, the project's repository (``package_meta``: the
+  package's own ``project_urls`` / npm ``repository``) at the tag naming the version
+  (``choose_tag`` among ``git ls-remote --tags``), through the git source's clone area;
+  its docs folder is added (the archive's file wins a shared path). A repository that
+  cannot be reached (offline), or has no such tag, is a summary line, not a failure.
+  Repository URLs from metadata are always ``https://`` on a forge (``package_meta``):
+  an air-gapped user points git at a mirror with git's own ``url.<base>.insteadOf``.
+
+The cache is named ``NAME@VERSION`` (PyPI: PEP 503 name, PEP 440 version; npm: the name
+with a scope's ``/`` as ``+``, which neither ecosystem allows in a name). Its source record
+(``identity.Source.details``) says package, version, index, archive and its sha256, and the
+repository, tag and commit used; the manifest's ``commit_hash`` is the archive's sha256,
+so an unchanged pin is an unchanged cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ...foundation.errors import PackageError, UsageError
+from ...foundation.printable import printable
+from ...indexer.formats import is_doc_path
+from ..index_store import BuildReport, IndexStore, Progress, warm_worker
+from .docs_folder import (
+    DOCS,
+    SUBDIR,
+    Selection,
+    _readme_like,  # (the git source's rule for README-like names)
+    choose,
+    classify,
+)
+from .identity import FOLDER, NPM, PYPI, Source
+from .walk import DEFAULT_MAX_BYTES, Scan, SourceFile, nothing_to_index
+
+PREFIXES = {"pypi:": PYPI, "npm:": NPM}
+API_FOLDER = "_api"
+# Folders of an sdist that hold no importable package of the project.
+_NOT_PACKAGES = frozenset({"tests", "test", "testing", "docs", "doc", "examples", "example",
+                           "benchmarks", "bench", "scripts", "tools", "build", "dist"})
+_PEP508_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
+_NPM_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+
+
+class PackageSpec(NamedTuple):
+    """A package at one version: ``ecosystem`` (``pypi``/``npm``), the name as the index
+    knows it (PEP 503-normalized for PyPI) and the version (PEP 440-normalized)."""
+
+    ecosystem: str
+    name: str
+    version: str
+
+    @property
+    def key(self) -> str:
+        """The cache's default name, ``NAME@VERSION`` (a scope's ``/`` as ``+``)."""
+        return f"{self.name.replace('/', '+')}@{self.version}"
+
+    def __str__(self) -> str:
+        sep = "==" if self.ecosystem == PYPI else "@"
+        return f"{self.ecosystem}:{self.name}{sep}{self.version}"
+
+
+def is_package_spec(source: str) -> bool:
+    return source.startswith(tuple(PREFIXES))
+
+
+def parse_spec(source: str) -> PackageSpec:
+    """``pypi:NAME==VERSION`` or ``npm:NAME@VERSION`` (``npm:@scope/pkg@1.2.3``);
+    UsageError naming the expected form otherwise."""
+    prefix = next(p for p in PREFIXES if source.startswith(p))
+    text = source[len(prefix):].strip()
+    if PREFIXES[prefix] == PYPI:
+        return _pypi_spec(text, source)
+    return _npm_spec(text, source)
+
+
+def _pypi_spec(text: str, source: str) -> PackageSpec:
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    name, sep, version = text.partition("==")
+    name, version = name.strip(), version.strip()
+    if not sep or not _PEP508_NAME.match(name) or not version:
+        raise UsageError(f"invalid package {printable(source)!r}: give pypi:NAME==VERSION "
+                         "(an exact pin, such as pypi:flask==3.1.0)")
+    try:
+        normalized = str(Version(version))
+    except InvalidVersion:
+        raise UsageError(f"invalid version {printable(version)!r} in {printable(source)!r}: "
+                         "give a PEP 440 version (3.1.0, 2.0.0rc1)") from None
+    return PackageSpec(PYPI, canonicalize_name(name), normalized)
+
+
+def _npm_spec(text: str, source: str) -> PackageSpec:
+    from .npm_registry import clean_version, valid_npm_name
+
+    cut = text.rfind("@")
+    name, version = (text[:cut], clean_version(text[cut + 1:])) if cut > 0 else (text, "")
+    if not valid_npm_name(name) or not _NPM_VERSION.match(version):
+        raise UsageError(f"invalid package {printable(source)!r}: give npm:NAME@VERSION "
+                         "with an exact version (npm:react@18.3.1, npm:@babel/core@7.26.0)")
+    return PackageSpec(NPM, name, version)
+
+
+# --- fetching --------------------------------------------------------------------------
+
+
+class Downloaded(NamedTuple):
+    """A verified archive: where it was found (``package_fetch.Artifact``), its bytes and
+    their sha256."""
+
+    artifact: Any  # package_fetch.Artifact (imported late: the build path's cost)
+    data: bytes
+    sha256: str
+
+
+def fetch_archive(spec: PackageSpec, *, project: Path | None = None,
+                  index: str | None = None, hashes: tuple[str, ...] = ()) -> Downloaded:
+    """Find and download ``spec``'s source archive from the user's configured index
+    (``index``, a lockfile's, is asked first); with ``hashes`` (a lockfile's), the bytes
+    must also match one of them. PackageError (and its kinds) otherwise."""
+    from .package_fetch import Fetcher, download
+
+    if spec.ecosystem == PYPI:
+        from .package_index import IndexLocation, authorizer, find_sdist, pypi_config
+
+        config = pypi_config(project=project)
+        if index and all(loc.url != index for loc in config.locations):
+            config = config._replace(locations=(IndexLocation(index, "the lockfile"),
+                                                *config.locations))
+        fetcher = Fetcher(authorize=authorizer(config), cafile=config.cafile)
+        artifact = find_sdist(config, spec.name, spec.version, fetcher)
+    else:
+        from .npm_registry import find_npm_tarball, npm_config
+
+        npm = npm_config(project)
+        fetcher = Fetcher(authorize=npm.authorize, cafile=npm.cafile)
+        artifact = find_npm_tarball(npm, spec.name, spec.version, fetcher)
+    data = download(artifact, fetcher)
+    sha256 = hashlib.sha256(data).hexdigest()
+    if hashes and not _matches_lock(data, sha256, hashes):
+        raise PackageError(f"{artifact.filename} does not match the hash the lockfile lists "
+                           f"for {spec} ({hashes[0]}): the index serves other bytes than "
+                           "the ones the project was locked with")
+    return Downloaded(artifact, data, sha256)
+
+
+def _matches_lock(data: bytes, sha256: str, hashes: tuple[str, ...]) -> bool:
+    from .package_fetch import digests_from_sri
+
+    for text in hashes:
+        algorithm, sep, value = text.partition(":")
+        if sep and algorithm.lower() == "sha256" and value.lower() == sha256:
+            return True
+        if any(d.matches(data) for d in digests_from_sri(text)):
+            return True
+    return False
+
+
+# --- what the archive gives ------------------------------------------------------------
+
+
+def archive_docs(files: dict[str, bytes]) -> tuple[Selection, dict[str, bytes]]:
+    """The archive's docs selection (as a git source's, ``docs_folder.choose``) and the
+    files it indexes; with no docs folder, the top-level README-like files only."""
+    selection = choose(list(files), files.get, DOCS)
+    if selection.folders == ("",):  # no docs folder: not the whole sdist (its tests...)
+        readmes = [p for p in files if "/" not in p and _readme_like(p) and is_doc_path(p)]
+        selection = Selection(DOCS, (), what="no docs folder", why="only README-like files",
+                              files=readmes)
+    chosen = {p: data for p, data in files.items() if classify(selection, p).index}
+    return selection, chosen
+
+
+def import_packages(paths: list[str]) -> list[tuple[str, str]]:
+    """The archive's top-level import packages as ``(name, folder)``: folders holding an
+    ``__init__.py`` at the top or under ``src/``, and ``src/``'s single-file modules
+    (folder ``""``), never tests, docs or examples; sorted by name."""
+    found: dict[str, str] = {}
+    names = set(paths)
+    for path in paths:
+        parts = path.split("/")
+        base = parts[:-1]
+        if base[:1] == ["src"]:
+            base = base[1:]
+            where = "src/"
+        else:
+            where = ""
+        if len(base) == 1 and parts[-1] == "__init__.py" and _public(base[0]) \
+                and base[0].isidentifier() and base[0].lower() not in _NOT_PACKAGES:
+            found.setdefault(base[0], where + base[0])
+        elif not base and where and parts[-1].endswith(".py") and _public(parts[-1][:-3]) \
+                and parts[-1][:-3].isidentifier():
+            found.setdefault(parts[-1][:-3], "")
+    return sorted((name, folder) for name, folder in found.items()
+                  if not folder or f"{folder}/__init__.py" in names)
+
+
+def _public(name: str) -> bool:
+    return not name.startswith("_")
+
+
+def api_modules(paths: list[str]) -> list[str]:
+    """The dotted names the API pages document: each public direct submodule of each
+    import package (``click.core``), or the package itself when all its modules are
+    private (``httpx``: ``_client.py``...), and ``src/``'s single-file modules."""
+    names = set(paths)
+    modules: list[str] = []
+    for package, folder in import_packages(paths):
+        if not folder:
+            modules.append(package)
+            continue
+        subs = sorted({p[len(folder) + 1:].split("/")[0].removesuffix(".py")
+                       for p in names if p.startswith(folder + "/")
+                       and (p.count("/") == folder.count("/") + 1 and p.endswith(".py")
+                            or p.endswith("/__init__.py")
+                            and p.count("/") == folder.count("/") + 2)})
+        public = [s for s in subs if _public(s) and s.isidentifier()]
+        modules += [f"{package}.{s}" for s in public] if public else [package]
+    return modules
+
+
+def api_pages(paths: list[str], taken: set[str]) -> dict[str, bytes]:
+    """``_api/<module>.md`` per module of ``api_modules``: a heading and mkdocstrings'
+    ``::: <module>``; a path the archive already holds is left to the archive."""
+    pages: dict[str, bytes] = {}
+    for module in api_modules(paths):
+        path = f"{API_FOLDER}/{module}.md"
+        if path not in taken:
+            pages[path] = f"# {module}\n\n::: {module}\n".encode()
+    return pages
+
+
+# --- the repository fallback -----------------------------------------------------------
+
+
+class RepoPart(NamedTuple):
+    """The repository's contribution: its scan (None when it gave nothing), the record
+    (``url``, ``tag``, ``commit``, ``why``) and the summary's line."""
+
+    scan: Scan | None
+    record: dict[str, Any] | None
+    line: str
+
+
+def repository_of(spec: PackageSpec, files: dict[str, bytes]) -> Any:
+    """The package's repository from its own metadata (``package_meta.Repository``), or
+    None."""
+    from .package_meta import parse_package_json, repository_url, sdist_metadata
+
+    try:
+        if spec.ecosystem == NPM:
+            return parse_package_json(files["package.json"])[1] if "package.json" in files \
+                else None
+        return repository_url(sdist_metadata(files).urls)
+    except PackageError:
+        return None
+
+
+def list_tags(url: str) -> list[str]:
+    """``git ls-remote --tags`` of ``url`` through the one runner (batch-mode ssh, never a
+    prompt, the git deadline); GitSourceError with git's cause when it fails."""
+    import os
+
+    from ...foundation.errors import GitSourceError
+    from .git import fetch_error, parse_remote
+    from .git_run import FETCH_OPTIONS, start_git, wait_git
+
+    env = {} if os.environ.get("GIT_SSH_COMMAND") or os.environ.get("GIT_SSH") else {
+        "GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
+    try:
+        proc = start_git(["ls-remote", "--tags", "--", url], options=FETCH_OPTIONS, env=env,
+                         network=True)
+    except OSError as exc:
+        raise GitSourceError(f"cannot run git: {exc.strerror or exc}") from None
+    out, err = wait_git(proc, url)
+    if proc.returncode != 0:
+        raise fetch_error(parse_remote(url), err.decode("utf-8", "replace"))
+    return out.decode("utf-8", "replace").splitlines()  # choose_tag reads these lines
+
+
+def repository_part(spec: PackageSpec, files: dict[str, bytes], stack: ExitStack,
+                    max_bytes: int) -> RepoPart:
+    """The repository's docs at the version's tag, its clone held open on ``stack`` while
+    the build reads it; any failure (offline, no tag, nothing there) is the line."""
+    from ...foundation.errors import DocIndexError
+    from .package_meta import choose_tag
+
+    repo = repository_of(spec, files)
+    if repo is None:
+        return RepoPart(None, None, "repository: none named in the package's metadata")
+    shown = printable(repo.url)
+    try:
+        tags = list_tags(repo.url)
+    except DocIndexError as exc:
+        return RepoPart(None, {"url": repo.url, "why": exc.message},
+                        f"repository: {shown} unavailable: {exc.message}")
+    choice = choose_tag(tags, spec.version, name=spec.name, ecosystem=spec.ecosystem)
+    if choice.tag is None:
+        return RepoPart(None, {"url": repo.url, "why": choice.reason},
+                        f"repository: {shown}: {choice.reason}")
+    try:
+        scan = _scan_tag(repo, choice.tag, stack, max_bytes)
+    except DocIndexError as exc:
+        return RepoPart(None, {"url": repo.url, "tag": choice.tag, "why": exc.message},
+                        f"repository: {shown} at tag {choice.tag} unavailable: {exc.message}")
+    record = {"url": repo.url, "tag": choice.tag, "commit": scan.commit_hash,
+              "why": choice.reason}
+    where = f"{shown} at {choice.reason} (commit {scan.commit_hash[:12]})"
+    selection = scan.selection
+    if selection is None or not scan.files:
+        return RepoPart(None, record, f"repository: {where}: no docs folder there either")
+    what = f"{selection.what} ({selection.why})" if selection.why else selection.what
+    return RepoPart(scan, record, f"repository: {where}: docs {what}")
+
+
+def _scan_tag(repo: Any, tag: str, stack: ExitStack, max_bytes: int) -> Scan:
+    """The docs of ``repo`` at ``tag`` (its npm ``directory`` when it names one), read
+    from the git source's clone, which stays open until ``stack`` closes."""
+    from .docs_folder import check_subdir
+    from .git import BlobReader, fetch_blobs, open_clone, parse_remote, scan_commit
+
+    remote = parse_remote(repo.url)
+    fetched = stack.enter_context(open_clone(remote, f"refs/tags/{tag}"))
+    blobs = BlobReader(fetched.clone)
+    stack.callback(blobs.close)
+    subdir = check_subdir(repo.directory) if repo.directory else None
+    scan = scan_commit(fetched.clone, fetched.commit, blobs, max_bytes,
+                       mode=SUBDIR if subdir else DOCS, subdir=subdir,
+                       subdir_from="the package's repository directory",
+                       fetch=lambda shas: fetch_blobs(fetched, remote, shas))
+    if scan.selection is not None and scan.selection.folders == ("",) and subdir is None:
+        scan.files = []  # no docs folder: the archive's README is the better copy
+    return scan
+
+
+# --- the build -------------------------------------------------------------------------
+
+
+def build_from_package(store: IndexStore, source: str, *, name: str | None = None,
+                       full: bool = False, replace: bool = False,
+                       max_bytes: int = DEFAULT_MAX_BYTES, progress: Progress | None = None,
+                       project: Path | None = None, index: str | None = None,
+                       hashes: tuple[str, ...] = ()) -> BuildReport:
+    """Build or update the cache of a published package (``pypi:NAME==VERSION``,
+    ``npm:NAME@VERSION``), named ``NAME@VERSION`` or exactly ``name``. ``project``: the
+    folder whose installer configuration applies (None: the current one); ``index`` and
+    ``hashes``: a lockfile's (``sync``)."""
+    spec = parse_spec(source)
+    key = Source(spec.ecosystem, "", spec.version, spec.ecosystem, spec.name,
+                 spec.key).cache_key(name)
+    got = fetch_archive(spec, project=Path.cwd() if project is None else project, index=index,
+                        hashes=hashes)
+    from .archives import read_archive
+
+    contents = read_archive(got.data, got.artifact.filename)
+    with ExitStack() as stack, warm_worker(store, key, full) as warm:
+        scan, details, about = _package_scan(spec, got, contents, stack, max_bytes)
+        identity = Source(spec.ecosystem, details["index"], spec.version, spec.ecosystem,
+                          spec.name, key, FOLDER, None, details)
+        report = store.update_index(key, spec.ecosystem, spec.name, scan, full=full,
+                                    progress=progress, warm=warm, source=identity,
+                                    replace=replace)
+    report.about = about
+    report.kinds = dict(scan.kinds)
+    return report
+
+
+def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: ExitStack,
+                  max_bytes: int) -> tuple[Scan, dict[str, Any], list[str]]:
+    """The scan of a package's parts, its source record's details and the summary's
+    lines."""
+    from .package_fetch import shown
+
+    files: dict[str, bytes] = contents.files
+    artifact = got.artifact
+    selection, docs = archive_docs(files)
+    check = (f"{artifact.digest.algorithm} verified" if artifact.digest
+             else "no published hash: a local file index")
+    about = [f"package: {spec}: {artifact.filename} from {shown(artifact.index)} ({check})"]
+    about += [f"warning: {w}" for w in artifact.warnings]
+    from_archive = dict(docs)
+    if selection.folders:
+        left_out, selection.left_out = selection.left_out, 0  # (its hint names --all)
+        about.append(f"{selection.line()}: from the archive"
+                     + (f"; {left_out} doc file(s) elsewhere in it left out" if left_out else ""))
+    else:
+        shown_files = ", ".join(sorted(docs)) or "none"
+        about.append(f"docs: no docs folder in the archive; its README-like files: "
+                     f"{shown_files}")
+    if spec.ecosystem == PYPI:
+        pages = api_pages(list(files), set(files))
+        from_archive.update(pages)
+        if pages:
+            plural = "s" if len(pages) > 1 else ""
+            about.append(f"api: {len(pages)} page{plural} under {API_FOLDER}/ (::: per public "
+                         f"module: {_few(sorted(pages))}), from the archive's docstrings")
+    details: dict[str, Any] = {**artifact.record(got.sha256), "commit": None}
+    scan = Scan(commit_hash=got.sha256)
+    scan.skipped = [(s.name, s.reason) for s in contents.skipped]
+    repo_files: list[SourceFile] = []
+    if not selection.folders:
+        part = repository_part(spec, files, stack, max_bytes)
+        if part.record is not None:
+            details["repository"] = part.record
+            details["commit"] = part.record.get("commit")
+        line = part.line
+        if part.scan is not None:  # the archive's copy of a shared path is the published one
+            repo_files = [f for f in part.scan.files if f.path not in from_archive]
+            scan.skipped += part.scan.skipped
+            scan.kinds.update(part.scan.kinds)
+            line += f", {len(repo_files)} file{'s' if len(repo_files) != 1 else ''}"
+        about.append(line)
+    if not from_archive and not repo_files:
+        raise nothing_to_index(f"{spec} ({artifact.filename})", scan)
+    kept = [f for p, d in from_archive.items() if (f := _file(p, d, max_bytes, scan))]
+    scan.files = sorted([*kept, *repo_files], key=lambda f: f.path)
+    scan.source_reader = files.get
+    scan.skipped.sort()
+    return scan, details, about
+
+
+def _file(path: str, data: bytes, max_bytes: int, scan: Scan) -> SourceFile | None:
+    if len(data) > max_bytes:
+        scan.skipped.append((path, f"over the size cap ({len(data)} > {max_bytes} bytes)"))
+        return None
+    return SourceFile(path, hashlib.sha256(data).hexdigest(), len(data), lambda: data)
+
+
+def _few(paths: list[str]) -> str:
+    names = [p[len(API_FOLDER) + 1:].removesuffix(".md") for p in paths]
+    return ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+
+
+__all__ = ["API_FOLDER", "PackageSpec", "api_modules", "api_pages", "archive_docs",
+           "build_from_package", "fetch_archive", "import_packages", "is_package_spec",
+           "parse_spec"]

@@ -1,0 +1,208 @@
+"""``doc-index sync [PROJECT]``: one cache per pinned dependency, at its pinned version.
+
+The project's pins come from its lockfiles (``lockfiles.read_project_pins``: direct
+dependencies, or every locked package with ``all_locked``). Each pin's cache is
+``NAME@VERSION`` (``package.PackageSpec.key``):
+
+- **keep**: a cache of that name already holds that package at that version (its
+  manifest's source record says so): no network, no work;
+- **build**: otherwise (``package.build_from_package``, the lockfile's index asked first
+  and its hashes checked); a changed pin builds the new version beside the old one;
+- **prune** (``prune=True``): a cache sync made for this project earlier, that no project
+  synced into this root pins any more, and that still holds a package (its source record's
+  kind): deleted through the store's delete (``cache_marks``' rule). Nothing else is ever
+  a candidate: caches built by hand, from folders or git, or for other projects stay.
+
+Which caches sync made for which project is kept in the store's own area
+(``store.sync_records``). A project whose folder is gone no longer pins anything.
+
+A failure (a package the index does not have, a network or hash problem) is recorded for
+its pin and the others go on; the report lists them at the end.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ...foundation.errors import DocIndexError, UsageError, exit_code_of
+from ...foundation.printable import printable
+from ..index_store import IndexStore
+from ..sync_records import made_for, pinned_by_projects, write_record
+from .identity import PACKAGE_KINDS
+from .package import PackageSpec
+
+KEEP, BUILD, PRUNE = "keep", "build", "prune"
+# (done, total, the cache being worked on): a door draws progress with it
+SyncProgress = Callable[[int, int, str], None]
+
+
+class SyncItem(NamedTuple):
+    """One step of the plan: the cache, the package spec (``pypi:flask==3.1.0``), what
+    to do and why; after a run, ``outcome`` (``kept``, ``built``, ``up to date``,
+    ``pruned``, ``failed``) and ``message`` (a failure's one line, a build's counts)."""
+
+    key: str
+    spec: str
+    action: str
+    reason: str
+    outcome: str | None = None
+    message: str | None = None
+    exit_code: int = 0
+
+
+class SyncReport(NamedTuple):
+    """What ``sync`` planned (``dry_run``) or did, in plan order, with the lockfiles read
+    and their warnings."""
+
+    project: Path
+    files: tuple[str, ...]
+    warnings: tuple[str, ...]
+    items: tuple[SyncItem, ...]
+    dry_run: bool
+
+    @property
+    def failures(self) -> tuple[SyncItem, ...]:
+        return tuple(item for item in self.items if item.outcome == "failed")
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for item in self.items if (item.outcome or item.action) == outcome)
+
+
+class _Pinned(NamedTuple):
+    key: str
+    spec: PackageSpec | None
+    text: str
+    pin: Any  # lockfiles.Pin
+    problem: str | None
+
+
+def plan_sync(store: IndexStore, project: Path, *, prune: bool = False,
+              all_locked: bool = False) -> tuple[SyncReport, list[_Pinned]]:
+    """The plan (nothing fetched, nothing written): keep / build per pin, prune per
+    cache no project pins any more."""
+    from .lockfiles import read_project_pins
+
+    pins = read_project_pins(project, all_locked=all_locked)
+    if not pins.files:
+        raise UsageError(f"sync: no lockfile or pinned requirements in "
+                         f"{printable(str(project))} (uv.lock, poetry.lock, Pipfile.lock, "
+                         "pdm.lock, pylock.toml, requirements*.txt, package-lock.json, "
+                         "pnpm-lock.yaml, yarn.lock): give the project's folder")
+    pinned = [_pinned(pin) for pin in pins.pins if pin.direct or all_locked]
+    held = _package_caches(store)
+    items: list[SyncItem] = []
+    for entry in pinned:
+        items.append(_step(entry, held))
+    if prune:
+        others = {key for key, projects in pinned_by_projects(store.root).items()
+                  if any(p != os.fsdecode(project) for p in projects)}
+        wanted = {entry.key for entry in pinned} | others
+        made = made_for(store.root, project)
+        for key in sorted(made - wanted):
+            if key in held:
+                items.append(SyncItem(key, held[key][0], PRUNE, "no project pins it"))
+    report = SyncReport(project, pins.files, pins.warnings, tuple(items), True)
+    return report, pinned
+
+
+def _pinned(pin: Any) -> _Pinned:
+    from .package import parse_spec
+
+    sep = "==" if pin.ecosystem == "pypi" else "@"
+    text = f"{pin.ecosystem}:{pin.name}{sep}{pin.version}"
+    try:
+        spec = parse_spec(text)
+    except DocIndexError as exc:
+        return _Pinned(f"{pin.name}@{pin.version}", None, text, pin, exc.message)
+    return _Pinned(spec.key, spec, str(spec), pin, None)
+
+
+def _step(entry: _Pinned, held: dict[str, tuple[str, str, str]]) -> SyncItem:
+    if entry.spec is None:
+        return SyncItem(entry.key, entry.text, BUILD, "invalid pin", "failed",
+                        entry.problem, 1)
+    spec = entry.spec
+    mine = held.get(entry.key)
+    if mine == (str(spec), spec.ecosystem, spec.name):
+        return SyncItem(entry.key, str(spec), KEEP, "cached at this version")
+    others = sorted(k for k, (_, kind, name) in held.items()
+                    if (kind, name) == (spec.ecosystem, spec.name) and k != entry.key)
+    reason = f"pin changed; {', '.join(others)} stays beside it" if others else "not cached"
+    return SyncItem(entry.key, str(spec), BUILD, reason)
+
+
+def _package_caches(store: IndexStore) -> dict[str, tuple[str, str, str]]:
+    """Each cache holding a package: key -> (spec text, ecosystem, package name)."""
+    held: dict[str, tuple[str, str, str]] = {}
+    for key in store.list_keys():
+        record = store.source_record(key)
+        if not isinstance(record, dict) or record.get("kind") not in PACKAGE_KINDS:
+            continue
+        package, version = record.get("package"), record.get("ref")
+        if isinstance(package, str) and isinstance(version, str):
+            spec = PackageSpec(record["kind"], package, version)
+            held[key] = (str(spec), spec.ecosystem, package)
+    return held
+
+
+def run_sync(store: IndexStore, project: Path, *, dry_run: bool = False, prune: bool = False,
+             all_locked: bool = False, progress: SyncProgress | None = None,
+             max_bytes: int | None = None) -> SyncReport:
+    """Plan, then (unless ``dry_run``) build and prune; every pin's outcome is in the
+    report, a failure does not stop the others."""
+    project = project.resolve()
+    if not project.is_dir():
+        raise UsageError(f"sync: {printable(str(project))} is not a folder: give the project "
+                         "folder that holds its lockfiles")
+    plan, pinned = plan_sync(store, project, prune=prune, all_locked=all_locked)
+    if dry_run:
+        return plan
+    by_key = {entry.key: entry for entry in pinned}
+    done: list[SyncItem] = []
+    for n, item in enumerate(plan.items):
+        if progress is not None:
+            progress(n, len(plan.items), item.key)
+        done.append(_do(store, project, item, by_key.get(item.key), max_bytes))
+    if progress is not None:
+        progress(len(plan.items), len(plan.items), "")
+    _remember(store.root, project, [i for i in done if i.action != PRUNE], done)
+    return plan._replace(items=tuple(done), dry_run=False)
+
+
+def _do(store: IndexStore, project: Path, item: SyncItem, entry: _Pinned | None,
+        max_bytes: int | None) -> SyncItem:
+    if item.outcome is not None:  # failed in the plan already
+        return item
+    if item.action == KEEP:
+        return item._replace(outcome="kept")
+    try:
+        if item.action == PRUNE:
+            store.delete_index(item.key)
+            return item._replace(outcome="pruned")
+        assert entry is not None
+        from .package import build_from_package
+        from .walk import DEFAULT_MAX_BYTES
+
+        report = build_from_package(store, item.spec, project=project,
+                                    index=entry.pin.index, hashes=entry.pin.hashes,
+                                    max_bytes=max_bytes or DEFAULT_MAX_BYTES)
+    except DocIndexError as exc:
+        return item._replace(outcome="failed", message=exc.message, exit_code=exit_code_of(exc))
+    files = len(report.added) + len(report.changed) + len(report.unchanged)
+    outcome = "built" if report.written else "up to date"
+    return item._replace(outcome=outcome,
+                         message=f"{files} files, {report.sections} sections")
+
+
+def _remember(root: Path, project: Path, pinned: list[SyncItem], done: list[SyncItem]) -> None:
+    """Record what this project pins now and what sync made for it (``sync_records``)."""
+    made = made_for(root, project)
+    made |= {i.key for i in pinned if i.outcome in ("kept", "built", "up to date")}
+    made -= {i.key for i in done if i.outcome == "pruned"}
+    write_record(root, project, {i.key for i in pinned}, made)
+
+
+__all__ = ["BUILD", "KEEP", "PRUNE", "SyncItem", "SyncReport", "plan_sync", "run_sync"]
