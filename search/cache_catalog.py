@@ -32,7 +32,9 @@ def catalog(root: Path) -> dict[str, Any]:
     for entry in cache_entries(root):
         header = store.live_header(entry.path) if entry.has_manifest else None
         record = header.get("source") if header else None
-        source = checked_source(record) if shown_source(record) is not None else None
+        source = None
+        if isinstance(record, dict) and shown_source(record) is not None:
+            source = checked_source(record)
         item: dict[str, Any] = {
             "name": entry.path,
             "source": source,

@@ -148,8 +148,8 @@ def build_server(calls: ToolCalls, style: str) -> Server[Any]:
         # The SDK takes a handler's result as a plain dict too and validates it into its model.
         on_list_tools=list_tools,  # type: ignore[arg-type]
         on_call_tool=call_tool,  # type: ignore[arg-type]
-        on_list_resources=list_resources,
-        on_read_resource=read_resource,
+        on_list_resources=list_resources,  # type: ignore[arg-type]
+        on_read_resource=read_resource,  # type: ignore[arg-type]
     )
     server.middleware.clear()  # the OpenTelemetry middleware: no tracing from a read-only tool
     return server

@@ -28,8 +28,8 @@ PACKAGE_DIRS = {"doc_index": "doc_index", "indexer": "doc_index.indexer",
 
 LIBRARY = {"doc_index", "doc_index.library", "doc_index.meaning_build",
            "doc_index.missing_cache", "doc_index.hooks", "doc_index.mcp_config"}
-DOORS = {"doc_index.cli", "doc_index.build_command", "doc_index.hook_runner",
-         "doc_index.demo", "doc_index.fast_exit"}
+DOORS = {"doc_index.cli", "doc_index.build_command", "doc_index.sync_command",
+         "doc_index.hook_runner", "doc_index.demo", "doc_index.fast_exit"}
 PREFIXES = (("doc_index.foundation", "foundation"), ("doc_index.indexer", "indexer"),
             ("doc_index.embedding", "embedding"), ("doc_index.store", "store"),
             ("doc_index.search", "search"), ("doc_index.render", "doors"),
