@@ -18,7 +18,7 @@ import subprocess
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ...foundation.errors import NothingToIndex
 from ...foundation.printable import printable
@@ -29,6 +29,9 @@ from ..manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 from .doc_config import MAX_CONFIG_BYTES
 from .docs_folder import FOLDER, Selection, choose, classify, is_config_name, kinds_line
 from .git_run import start_git, wait_git
+
+if TYPE_CHECKING:
+    from ..expansion import ExpandConfig
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
@@ -77,6 +80,17 @@ class Scan:
         self.kinds: dict[str, int] = {}
         self.selection: Selection | None = None
         self.notes: list[str] = []
+        self.expand: ExpandConfig | None = None  # how its pages are expanded
+        self.tree: dict[str, str] = {}  # a commit's files: path -> blob SHA (git sources)
+        self.missing: frozenset[str] = frozenset()  # blobs a partial clone lacks
+
+    def dependency_state(self) -> Callable[[str], str | None]:
+        """A page dependency's hash now (source-relative path; None: not there)."""
+        if self.expand is None:
+            return lambda path: None
+        from ..expansion import state_function
+
+        return state_function(self.expand)
 
     def count_kind(self, kind: str) -> None:
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
