@@ -29,11 +29,17 @@ import subprocess
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..foundation.safe_paths import path_problem
-from ..indexer.includes import FORMS, Span
 from ..indexer.model import PageStats, ParsedFile, ParsedSection
+
+if TYPE_CHECKING:
+    from ..indexer.includes import Span
+
+# The forms ``indexer.includes`` knows (its FORMS; not imported here: a build whose pages
+# expand nothing never imports the expansion's modules).
+FORMS = frozenset({"rst", "myst", "mdbook", "snippets", "fastapi", "mdx"})
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -339,19 +345,6 @@ class Expander:
                                    docs_root=config.docs_root, config_dir=config.config_dir,
                                    forms=config.forms, hasher=reader.hasher)
 
-    def wants(self, path: str, raw: bytes) -> bool:
-        """Whether page ``path`` (normalized bytes ``raw``) may hold something to expand."""
-        from ..indexer.formats import is_rst_path
-
-        if is_rst_path(path):
-            return _RST_MARK.search(raw) is not None
-        forms = self.config.forms
-        if any(form in forms and mark.search(raw) for form, mark in _MD_MARKS.items()):
-            return True
-        return self.config.markdown_autodoc and (
-            _MKDOCSTRINGS_MARK.search(raw) is not None
-            or _MD_MARKS["myst"].search(raw) is not None)
-
     def repo_path(self, path: str) -> str:
         return self.config.prefix + path
 
@@ -415,10 +408,25 @@ _current: Expander | None = None
 _current_config: ExpandConfig | None = None
 
 
-def expander_for(config: ExpandConfig | None) -> Expander | None:
-    """The expander of ``config`` in this process (made once per build and process)."""
+def wants(config: ExpandConfig, path: str, raw: bytes) -> bool:
+    """Whether page ``path`` (normalized bytes ``raw``) may hold something to expand."""
+    from ..indexer.formats import is_rst_path
+
+    if is_rst_path(path):
+        return _RST_MARK.search(raw) is not None
+    forms = config.forms
+    if any(form in forms and mark.search(raw) for form, mark in _MD_MARKS.items()):
+        return True
+    return config.markdown_autodoc and (
+        _MKDOCSTRINGS_MARK.search(raw) is not None
+        or _MD_MARKS["myst"].search(raw) is not None)
+
+
+def expander_for(config: ExpandConfig | None, path: str, raw: bytes) -> Expander | None:
+    """The expander of ``config`` in this process (made once per build and process) when
+    page ``path`` (normalized bytes ``raw``) may need it; None otherwise."""
     global _current, _current_config
-    if config is None:
+    if config is None or not wants(config, path, raw):
         return None
     if _current is None or _current_config is not config:
         _current, _current_config = Expander(config), config

@@ -149,8 +149,8 @@ def _parse_expanded(path: str, data: bytes, raw: bytes, cache: ParseCache) -> Pa
     as they were), or None when it has nothing to expand."""
     from .expansion import expander_for
 
-    expander = expander_for(_expand)
-    if expander is None or not expander.wants(path, raw):
+    expander = expander_for(_expand, path, raw)
+    if expander is None:
         return None
     parsed = cache.get_expanded(path, data, expander.state)
     if parsed is None:

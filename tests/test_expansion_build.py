@@ -232,3 +232,10 @@ def test_git_source_blob_none_and_pull(env: Path) -> None:
     lines = build(bare.as_uri(), root)
     assert "  files: 0 added, 4 changed, 0 removed, 7 unchanged, 0 skipped" in lines, lines
     assert "The area of a round circle." in (cache / "docs" / "api.rst").read_text()
+
+
+def test_the_forms_are_the_expansions() -> None:
+    from doc_index.indexer.includes import FORMS
+    from doc_index.store import expansion
+
+    assert expansion.FORMS == FORMS
