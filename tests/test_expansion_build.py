@@ -239,3 +239,34 @@ def test_the_forms_are_the_expansions() -> None:
     from doc_index.store import expansion
 
     assert expansion.FORMS == FORMS
+
+
+def test_the_parse_cache_key_holds_each_dependency_hash(tmp_path: Path) -> None:
+    """An expanded page is taken from the parse cache only with the dependencies it was
+    expanded with: a changed (or new) file is a miss, its old hash a hit again."""
+    from doc_index.indexer.document import index_file
+    from doc_index.indexer.model import PageStats
+    from doc_index.store.parse_cache import ParseCache
+
+    (tmp_path / "root").mkdir()
+    cache = ParseCache(tmp_path / "root")
+    assert cache.fd >= 0
+    parsed = index_file("a.rst", b"A\n=\n\nfrom x.py\n")
+    parsed = parsed._replace(
+        sections=[s._replace(origins=(("x.py", 1, 1),)) for s in parsed.sections],
+        dependencies=(("x.py", "h1"), ("y.py", None)), expansion=PageStats(1, 2, (), 0, ()))
+    cache.put_expanded("a.rst", b"the page as written", parsed)
+    cache.flush()
+    state = {"x.py": "h1"}
+    hit = cache.get_expanded("a.rst", b"the page as written", state.get)
+    assert hit is not None
+    assert (hit.raw, hit.sections, hit.dependencies, hit.expansion) == (
+        parsed.raw, parsed.sections, parsed.dependencies, parsed.expansion)
+    assert cache.get_expanded("a.rst", b"another page", state.get) is None
+    state["x.py"] = "h2"
+    assert cache.get_expanded("a.rst", b"the page as written", state.get) is None
+    state.update({"x.py": "h1", "y.py": "now there"})
+    assert cache.get_expanded("a.rst", b"the page as written", state.get) is None
+    del state["y.py"]
+    assert cache.get_expanded("a.rst", b"the page as written", state.get) is not None
+    cache.close()
