@@ -44,9 +44,10 @@ FORMS = frozenset({"rst", "myst", "mdbook", "snippets", "fastapi", "mdx"})
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 MAX_ORIGINS = 16  # origins listed per section (the first ones, in text order)
+MAX_FETCHED_SIBLINGS = 256  # blobs fetched with a missing one (same folder and suffix)
 
-# Where Sphinx's conf.py usually is, after the built folder's own (proposal, step 2).
-_CONF_DIRS = ("", "docs", "doc", "docs/source", "doc/source", "doc/build")
+# Where Sphinx's conf.py usually is, below the built folder (and the docs folders chosen).
+_CONF_DIRS = ("", "source", "docs", "doc", "docs/source", "doc/source", "doc/build")
 _MKDOCS = ("mkdocs.yml", "mkdocs.yaml")
 _BOOK_DIRS = ("", "docs", "doc", "book")
 
@@ -159,7 +160,7 @@ class GitTreeReader:
     """The files of one commit of a clone by path (``blobs``: path -> blob SHA, from the
     tree listing that passed the path check; symlinks and submodules left out), read with
     one ``git cat-file --batch`` per process. In a partial clone a blob not there yet is
-    fetched with the others of its folder (one request: a package's modules), through
+    fetched with the others of its folder and suffix (one request: a package's modules), through
     the clone's own remote (``env``: what the build's fetches add)."""
 
     def __init__(self, clone: str, blobs: dict[str, str], missing: frozenset[str],
@@ -200,17 +201,20 @@ class GitTreeReader:
             return None
 
     def _fetch_folder(self, path: str) -> None:
-        """Fetch the missing blobs of ``path``'s folder in one request (quietly nothing
-        when that fails: the file is then not found)."""
+        """Fetch the missing blob of ``path`` with those of its folder's files of the same
+        kind (a package's modules; at most ``MAX_FETCHED_SIBLINGS``) in one request;
+        quietly nothing when that fails (the file is then not found)."""
         from .sources.git_run import FETCH_OPTIONS, run_git
 
         if self._by_folder is None:
             self._by_folder = {}
             for name, sha in self.blobs.items():
                 if sha in self.missing:
-                    self._by_folder.setdefault(posixpath.dirname(name), []).append(sha)
-        wanted = sorted(set(self._by_folder.pop(posixpath.dirname(path), [])) & self.missing
-                        | {self.blobs[path]})
+                    key = f"{posixpath.dirname(name)}\0{posixpath.splitext(name)[1]}"
+                    self._by_folder.setdefault(key, []).append(sha)
+        key = f"{posixpath.dirname(path)}\0{posixpath.splitext(path)[1]}"
+        siblings = set(self._by_folder.pop(key, [])) & self.missing
+        wanted = sorted({self.blobs[path], *sorted(siblings)[:MAX_FETCHED_SIBLINGS]})
         try:
             run_git(["-c", "fetch.negotiationAlgorithm=noop", "fetch", "--no-tags", "--quiet",
                      "--no-write-fetch-head", "--recurse-submodules=no",
@@ -273,22 +277,22 @@ class ExpandConfig(NamedTuple):
 
 
 def configure(reader: Reader, prefix: str, folders: Iterable[str] = ()) -> ExpandConfig:
-    """The configuration of a source's expansion: conf.py, mkdocs.yml and book.toml
-    looked for in the built folder, then where these tools usually keep them (and in
-    ``folders``, the docs folders the selection chose), read as data."""
+    """The configuration of a source's expansion, read as data: ``conf.py`` and
+    ``book.toml`` looked for in the built folder and the docs folders the selection chose
+    (``folders``), then where these tools usually keep them below those; ``mkdocs.yml``
+    in those folders or above them (FastAPI's ``docs/en/mkdocs.yml`` for ``docs/en/docs``)."""
     from ..indexer.module_finder import package_roots, read_sphinx_conf, search_roots
 
     base = prefix.rstrip("/")
     bases = list(dict.fromkeys([base, *(f.rstrip("/") for f in folders)]))
-    conf_path = _first(reader, [_join(b, d, "conf.py") for b in bases for d in ("", "source")]
-                       + [_join(d, "conf.py") for d in _CONF_DIRS])
+    conf_path = _first(reader, [_join(b, d, "conf.py") for b in bases for d in _CONF_DIRS])
     conf_bytes = reader.read(conf_path) if conf_path else None
     conf = read_sphinx_conf(conf_bytes, conf_path) if conf_bytes is not None and conf_path \
         else None
     mkdocs_path = _first(reader, [_join(folder, name) for b in bases
                                   for folder in _ancestors(b) for name in _MKDOCS])
     mkdocs = (reader.read(mkdocs_path) or b"") if mkdocs_path else b""
-    book = _first(reader, [_join(d, "book.toml") for d in _BOOK_DIRS]
+    book = _first(reader, [_join(b, d, "book.toml") for b in bases for d in _BOOK_DIRS]
                   + [_join(folder, "book.toml") for b in bases for folder in _ancestors(b)])
     forms = {"rst"}
     conf_text = conf_bytes or b""

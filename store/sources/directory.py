@@ -9,7 +9,6 @@ doors render the report: ``render.build_summary``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ...foundation.errors import UsageError
 from ...foundation.printable import printable
@@ -17,9 +16,6 @@ from ..index_store import BuildReport, IndexStore, Progress, warm_worker
 from .docs_folder import check_subdir
 from .identity import directory_source
 from .walk import DEFAULT_MAX_BYTES, Scan, nothing_to_index, scan_directory
-
-if TYPE_CHECKING:
-    from ..expansion import ExpandConfig
 
 
 def build_from_directory(store: IndexStore, directory: Path, *, name: str | None = None,
@@ -46,19 +42,10 @@ def build_from_directory(store: IndexStore, directory: Path, *, name: str | None
                               mode=identity.scope)
         if not scan.files:
             raise nothing_to_index(printable(str(directory)), scan)
-        scan.expand = expansion_of(directory, max_bytes, scan)
         report = store.update_index(key, identity.owner, identity.name, scan, full=full,
                                     progress=progress, warm=warm, source=identity,
                                     replace=replace)
     return tell(report, scan)
-
-
-def expansion_of(directory: Path, max_bytes: int, scan: Scan) -> ExpandConfig:
-    """How the folder's pages are expanded (``store.expansion``)."""
-    from ..expansion import directory_config
-
-    folders = scan.selection.folders if scan.selection is not None else ()
-    return directory_config(str(directory), max_bytes, [f for f in folders if f])
 
 
 def tell(report: BuildReport, scan: Scan) -> BuildReport:

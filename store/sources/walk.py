@@ -222,6 +222,11 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     found.sort(key=lambda f: f.path)
     scan.files = found
     scan.skipped.sort()
+    if found:  # how its pages are expanded (includes, autodoc: ``store.expansion``)
+        from ..expansion import directory_config
+
+        folders = [f for f in selection.folders if f]
+        scan.expand = directory_config(os.fspath(root), max_bytes, folders)
     return scan
 
 
