@@ -160,8 +160,8 @@ class GitTreeReader:
     """The files of one commit of a clone by path (``blobs``: path -> blob SHA, from the
     tree listing that passed the path check; symlinks and submodules left out), read with
     one ``git cat-file --batch`` per process. In a partial clone a blob not there yet is
-    fetched with the others of its folder and suffix (one request: a package's modules), through
-    the clone's own remote (``env``: what the build's fetches add)."""
+    fetched with the others of its folder and suffix (one request: a package's modules),
+    through the clone's own remote (``env``: what the build's fetches add)."""
 
     def __init__(self, clone: str, blobs: dict[str, str], missing: frozenset[str],
                  env: dict[str, str], max_bytes: int) -> None:
