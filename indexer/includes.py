@@ -154,17 +154,19 @@ def build_expanded(lines: list[SourceLine], dependencies: Iterable[Dependency],
     spans: list[list] = []  # [start, end, file, first, last], made Spans at the end
     offset = 0
     count = len(lines)
+    mark = -1  # the documented object of the last span: one span per object
     for index, line in enumerate(lines):
         size = len(line.text.encode("utf-8")) + (1 if index + 1 < count else 0)
         last = spans[-1] if spans else None
         line_last = line.last if line.last > line.line else line.line
-        if last and last[2] == line.file and last[1] == offset \
+        if last and last[2] == line.file and last[1] == offset and line.mark == mark \
                 and last[3] <= line.line <= last[4] + 1:
             last[1] = offset + size
             if line_last > last[4]:
                 last[4] = line_last
         elif size:
             spans.append([offset, offset + size, line.file, line.line, line_last])
+            mark = line.mark
         offset += size
     return Expanded(text, tuple(Span(*s) for s in spans), tuple(dependencies),
                     tuple(notes))

@@ -50,6 +50,19 @@ class ParsedSection(NamedTuple):
     terms: dict[str, int] = {}  # noqa: RUF012 (never mutated)
     total_words: int = 0
     lens: tuple[int, int, int] = (0, 0, 0)  # terms in the title, path and body fields
+    # Where the section's text came from when the page pulled it in (an include, an
+    # autodoc docstring): (file, first line, last line), source-relative; () for the page.
+    origins: tuple[tuple[str, int, int], ...] = ()
+
+
+class PageStats(NamedTuple):
+    """What expanding one page did, for the build summary."""
+
+    documented: int = 0  # autodoc directives documented
+    objects: int = 0  # objects written (members included)
+    unresolved: tuple[str, ...] = ()  # "name: reason" of each directive not documented
+    includes: int = 0  # include directives met
+    notes: tuple[str, ...] = ()  # the one-line notes left for includes not inlined
 
 
 class ParsedFile(NamedTuple):
@@ -60,3 +73,8 @@ class ParsedFile(NamedTuple):
     sections: list[ParsedSection]
     raw_digest: str = ""  # sha256 hex of ``raw`` (set by the store's workers)
     note: str = ""  # for the build summary: what the indexer did to the file (a cap)
+    # What the page's expansion read (includes, autodoc): (path, hash or None: looked for,
+    # not found), source-relative; the page is parsed again when one of them changes.
+    dependencies: tuple[tuple[str, str | None], ...] = ()
+    expansion: PageStats | None = None
+

@@ -10,8 +10,12 @@ document of a native answer carries ``source``::
 ``path`` its heading path (the titles of its ancestors, then its own; a file's untitled
 root section is left out) and ``lines`` the first and last line of the section in the raw
 file (1-based, inclusive; raw files keep the source's lines, ``\\r\\n`` read as one). A
-document that is an excerpt adds ``excerpt`` (see ``search.packing``). Context Engine v0
-answers never carry it.
+section whose text the page pulled in (an included file, an autodoc docstring) adds
+``origins``: where that text came from, as the build recorded it (``store.expansion``):
+``[{"file": "../src/flask/helpers.py", "lines": [188, 239]}, ...]``, paths relative to the
+same folder as ``file``, lines of those files; the page's own lines are listed too when
+the section mixes both. A document that is an excerpt adds ``excerpt`` (see
+``search.packing``). Context Engine v0 answers never carry it.
 
 The start line is counted at resolve time, for selected sections only, as the newlines
 before the section's first byte in its raw file: no build-time field, so every cache of
@@ -94,3 +98,28 @@ class Lines:
             offsets.insert(at + 1, offset)
             lines.insert(at + 1, line)
         return line
+
+
+MAX_ORIGINS = 16
+
+
+def section_origins(cache: NativeCache, d: int) -> list[dict[str, object]] | None:
+    """Section ``d``'s ``origins`` as the manifest has them, None when it has none;
+    ``cache_invalid`` when they are not a short list of ``{"file": str, "lines": [int,
+    int]}`` (never repaired)."""
+    extra = cache.sections.others.get(d)
+    if not extra or "origins" not in extra:
+        return None
+    origins = extra["origins"]
+    if not isinstance(origins, list) or len(origins) > MAX_ORIGINS or not all(
+            _is_origin(o) for o in origins):
+        raise CacheInvalid(detail="section origins are not a list of file and lines")
+    return [{"file": o["file"], "lines": list(o["lines"])} for o in origins]
+
+
+def _is_origin(origin: object) -> bool:
+    if not isinstance(origin, dict) or origin.keys() != {"file", "lines"}:
+        return False
+    file, lines = origin["file"], origin["lines"]
+    return (isinstance(file, str) and len(file) <= 4096 and isinstance(lines, list)
+            and len(lines) == 2 and all(type(n) is int and n >= 0 for n in lines))

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..foundation.errors import InvalidCacheKey
 from ..indexer.ids import IdAssigner, heading_slug, section_path
-from ..indexer.model import ParsedFile
+from ..indexer.model import PageStats, ParsedFile
 from ..indexer.versions import (
     ANALYZER_VERSION,
     MAX_SECTIONS_PER_FILE,
@@ -77,6 +77,9 @@ BUILD_CONFIG: dict[str, Any] = {
     "tokens": TOKENIZER_VERSION,
     "part_tokens": PART_TOKENS,
     "max_sections": MAX_SECTIONS_PER_FILE,
+    # Pages are expanded (includes, autodoc: ``store.expansion``); a cache built before
+    # holds them as written, so its next build is a full one.
+    "expansion": 1,
 }
 
 Progress = Callable[[int, int], None]
@@ -93,6 +96,40 @@ def check_key(key: str) -> str:
     if problem is not None:
         raise InvalidCacheKey(f"invalid cache name {key!r}: {problem}")
     return key
+
+
+class ExpansionCounts:
+    """What expanding the pages parsed by a build did (the summary's lines): autodoc
+    directives documented and not found (by reason), includes met and left as notes
+    (by reason)."""
+
+    def __init__(self) -> None:
+        self.pages = 0  # pages expanded
+        self.documented = 0
+        self.objects = 0
+        self.not_found: dict[str, int] = {}
+        self.includes = 0
+        self.notes: dict[str, int] = {}
+
+    def add(self, stats: PageStats) -> None:
+        self.pages += 1
+        self.documented += stats.documented
+        self.objects += stats.objects
+        self.includes += stats.includes
+        for problem in stats.unresolved:
+            reason = problem.split(": ", 1)[-1].split(":")[0].split(" (")[0]
+            self.not_found[reason] = self.not_found.get(reason, 0) + 1
+        for note in stats.notes:
+            reason = note.removeprefix("[include ").split(":")[0]
+            self.notes[reason] = self.notes.get(reason, 0) + 1
+
+    def __repr__(self) -> str:
+        return f"ExpansionCounts({vars(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExpansionCounts) and vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
 
 
 class BuildPlan(NamedTuple):
@@ -136,6 +173,7 @@ class BuildReport:
         self.kinds: dict[str, int] = {}  # skipped documentation-like files, by kind
         self.sections = 0
         self.tokens = 0
+        self.expansion = ExpansionCounts()  # what expanding the parsed pages did
         self.seconds = 0.0
         self.meaning: str | None = None  # the vectors' line (doc_index.meaning_build)
         self.written = False
@@ -152,6 +190,8 @@ def plan_build(scan: Scan, skipped: list[tuple[str, str]], owner: str, name: str
     fields, from ``IndexStore._read_old_head``; None: a full build); ``source``: the
     manifest's ``source`` record of this build (the live cache is kept only if it has it)."""
     old_hashes: dict[str, str] = old[1]["file_hashes"] if old else {}
+    old_dependencies = _dependencies_of(old[1]) if old else {}
+    state = scan.dependency_state()
     current = {f.path for f in scan.files}
     added: list[str] = []
     changed: list[str] = []
@@ -159,7 +199,8 @@ def plan_build(scan: Scan, skipped: list[tuple[str, str]], owner: str, name: str
     jobs: list[Job] = []
     for f in scan.files:
         before = old_hashes.get(f.path)
-        if before == f.digest:
+        needs = old_dependencies.get(f.path, {})
+        if before == f.digest and all(state(p) == h for p, h in needs.items()):
             unchanged.append(f.path)
             continue
         (added if before is None else changed).append(f.path)
@@ -170,6 +211,20 @@ def plan_build(scan: Scan, skipped: list[tuple[str, str]], owner: str, name: str
     ) == (scan.commit_hash, owner, name, source)
     return BuildPlan(added, changed, removed, unchanged, skipped, jobs,
                      old[1] if old else None, old[0] if old else None, keep_live)
+
+
+def _dependencies_of(header: dict[str, Any]) -> dict[str, dict[str, str | None]]:
+    """The header's ``dependencies`` (page -> {file: hash or None}); a damaged field is
+    taken as none (then every page is carried on its own hash, as before)."""
+    found = header.get("dependencies")
+    if not isinstance(found, dict):
+        return {}
+    out: dict[str, dict[str, str | None]] = {}
+    for page, needs in found.items():
+        if isinstance(needs, dict) and all(
+                isinstance(h, str) or h is None for h in needs.values()):
+            out[page] = needs
+    return out
 
 
 class _Old:
@@ -469,7 +524,8 @@ class IndexStore:
         # The changed files start parsing now, while the old generation is checked and its
         # unchanged files are carried over.
         parsed = parse_files(plan.jobs, staging, warm=warm,
-                             background=not plan.full and bool(plan.unchanged))
+                             background=not plan.full and bool(plan.unchanged),
+                             expand=scan.expand)
         try:
             old = None if plan.full else self._load_old(key, plan)
             if old is not None and plan.keep_live:
@@ -501,13 +557,14 @@ class IndexStore:
     ) -> dict[str, Any]:
         """Write the new generation into ``staging``; its manifest header. ``parsed_iter``
         gives the parse results of the files not carried from ``old``, in path order."""
-        digests = {f.path: f.digest for f in scan.files}
         live = self.cache_dir(key)
         ids = IdAssigner()
         writer = IndexWriter()
         version = CacheVersion(BUILD_CONFIG)
         spool = SectionSpool(staging / SPOOL_NAME)
         doc_files: list[str] = []
+        dependencies: dict[str, dict[str, str | None]] = {}
+        old_dependencies = _dependencies_of(old.header) if old else {}
         doc_map = array("i", [-1]) * (old.count if old else 0)
         total = len(scan.files)
         unchanged = set(plan.unchanged)
@@ -522,10 +579,13 @@ class IndexStore:
                 if old is not None and carry is not None and source.path in unchanged:
                     tokens += self._carry_file(old, carry, source.path, ids, writer, doc_map,
                                                version, spool)
+                    if source.path in old_dependencies:
+                        dependencies[source.path] = old_dependencies[source.path]
                 else:
                     path, result = next(parsed_iter)
                     assert path == source.path
-                    added = _add_parsed(path, result, report, ids, writer, version, spool)
+                    added = _add_parsed(path, result, report, ids, writer, version, spool,
+                                        dependencies)
                     if added is None:
                         continue
                     tokens += added
@@ -539,19 +599,16 @@ class IndexStore:
         report.sections = spool.count
         report.tokens = tokens
         report.skipped.sort()
-        cache_version = version.value()
         header = manifest_header(
-            cache_version=cache_version, document_count=spool.count,
+            cache_version=version.value(), document_count=spool.count,
             index_version=CURRENT_INDEX_VERSION, owner=owner, name=name,
             indexed_at=utc_timestamp(), commit_hash=scan.commit_hash,
-            file_hashes={p: digests[p] for p in doc_files}, doc_files=doc_files,
-            source=source_record,
+            file_hashes=_hashes_of(scan, doc_files), doc_files=doc_files,
+            source=source_record, dependencies=dependencies or None,
         )
-        digest = spool.write_manifest(staging / MANIFEST_NAME, header)
         old_index = carry.index if carry is not None else None
         del carry  # the old manifest's bytes are no longer needed: free them first
-        writer.write(staging / SEARCH_INDEX_NAME, cache_version, ANALYZER_VERSION, BUILD_CONFIG,
-                     digest, tokens, old_index, doc_map if old_index else None)
+        _write_files(staging, header, spool, writer, tokens, old_index, doc_map)
         return header
 
     def _carry_file(
@@ -607,7 +664,8 @@ def _same_generation(old: dict[str, Any], header: dict[str, Any]) -> bool:
     """True when a new manifest ``header`` describes the same cache as ``old`` (a rebuild
     that only re-parsed files that are still skipped, e.g. too deeply nested ones)."""
     keys = ("cache_version", "owner", "name", "commit_hash", "file_hashes", "doc_files")
-    return all(old[k] == header[k] for k in keys) and old.get("source") == header.get("source")
+    return all(old[k] == header[k] for k in keys) and all(
+        old.get(k) == header.get(k) for k in ("source", "dependencies"))
 
 
 def _without_reserved(scan: Scan) -> tuple[Scan, list[tuple[str, str]]]:
@@ -620,7 +678,9 @@ def _without_reserved(scan: Scan) -> tuple[Scan, list[tuple[str, str]]]:
                 if f.path.split("/", 1)[0] in RESERVED_NAMES]
     from .sources.walk import Scan
 
-    return Scan(kept, scan.skipped, scan.commit_hash), reserved
+    out = Scan(kept, scan.skipped, scan.commit_hash)
+    out.expand = scan.expand
+    return out, reserved
 
 
 def _check_raw_files(live: Path, old: _Old) -> None:
@@ -636,10 +696,24 @@ def _check_raw_files(live: Path, old: _Old) -> None:
         os.close(live_fd)
 
 
+def _hashes_of(scan: Scan, paths: list[str]) -> dict[str, str]:
+    digests = {f.path: f.digest for f in scan.files}
+    return {p: digests[p] for p in paths}
+
+
+def _write_files(staging: Path, header: dict[str, Any], spool: SectionSpool,
+                 writer: IndexWriter, tokens: int, old_index: Any, doc_map: array) -> None:
+    """The generation's manifest and search index, into ``staging``."""
+    digest = spool.write_manifest(staging / MANIFEST_NAME, header)
+    writer.write(staging / SEARCH_INDEX_NAME, header["cache_version"], ANALYZER_VERSION,
+                 BUILD_CONFIG, digest, tokens, old_index, doc_map if old_index else None)
+
+
 def _add_parsed(path: str, result: ParsedFile | str, report: BuildReport, ids: IdAssigner,
-                writer: IndexWriter, version: CacheVersion, spool: SectionSpool) -> int | None:
-    """Add a parsed file's sections to the generation; their tokens. None when the parser
-    skipped the file (reported)."""
+                writer: IndexWriter, version: CacheVersion, spool: SectionSpool,
+                dependencies: dict[str, dict[str, str | None]]) -> int | None:
+    """Add a parsed file's sections to the generation (and what its expansion read to
+    ``dependencies``); their tokens. None when the parser skipped the file (reported)."""
     if isinstance(result, str):
         report.skipped.append((path, result))
         _drop(report, path)
@@ -647,6 +721,10 @@ def _add_parsed(path: str, result: ParsedFile | str, report: BuildReport, ids: I
     report.parsed.append(path)
     if result.note:
         report.notes.append((path, result.note))
+    if result.dependencies:
+        dependencies[path] = dict(result.dependencies)
+    if result.expansion is not None:
+        report.expansion.add(result.expansion)
     writer.add_file(result.raw_digest, len(result.sections))
     tokens = 0
     for entry in _fresh_file(result, ids, writer):
@@ -685,6 +763,9 @@ def _fresh_file(parsed: ParsedFile, ids: IdAssigner, writer: IndexWriter) -> lis
             "version": s.version,
             "tokens": s.tokens,
         })
+        if s.origins:
+            entries[-1]["origins"] = [{"file": file, "lines": [first, last]}
+                                      for file, first, last in s.origins]
     return entries
 
 

@@ -81,7 +81,12 @@ def dump_section(section: dict[str, Any]) -> str:
     """One section entry as compact JSON, keys in the spec's order. The manifest is pure
     ASCII (non-ASCII escaped): an incremental build then holds the old manifest as a
     one-byte-per-character string, a quarter of what one emoji in a title would cost."""
-    return json.dumps({k: section[k] for k in SECTION_FIELDS}, separators=(",", ":"))
+    entry = {k: section[k] for k in SECTION_FIELDS}
+    if "origins" in section:  # (before version and tokens, which end every entry)
+        entry = {k: v for k, v in entry.items() if k not in ("version", "tokens")}
+        entry.update(origins=section["origins"], version=section["version"],
+                     tokens=section["tokens"])
+    return json.dumps(entry, separators=(",", ":"))
 
 
 class SectionSpool:
@@ -176,6 +181,7 @@ def manifest_header(
     *, cache_version: str, document_count: int, index_version: int, owner: str, name: str,
     indexed_at: str, commit_hash: str, file_hashes: dict[str, str], doc_files: list[str],
     source: dict[str, Any] | None = None,
+    dependencies: dict[str, dict[str, str | None]] | None = None,
 ) -> dict[str, Any]:
     """The header fields in order; ``source`` (``store.sources.identity``), an optional
     field, comes after the cache-spec fields and before ``sections`` (which stay last:
@@ -194,6 +200,8 @@ def manifest_header(
     }
     if source is not None:
         header["source"] = source
+    if dependencies:  # pages that pulled text in: page -> {file: hash, None: not there}
+        header["dependencies"] = dependencies
     return header
 
 

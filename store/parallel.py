@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from collections.abc import Generator
     from typing import TypeAlias
 
+    from .expansion import ExpandConfig
+    from .parse_cache import ParseCache
+
     # What parse_files returns: the results in job order; ``close`` stops what is left.
     ParseResults: TypeAlias = "Generator[tuple[str, ParsedFile | str], None, None] | _ChildResults"
 
@@ -113,16 +116,25 @@ def write_raw(staging: Path, path: str, raw: bytes) -> None:
         fh.write(raw)
 
 
+# The expansion of the build this process parses for (``store.expansion``): set before
+# the pool forks (its workers inherit it), sent with the jobs to a warm worker.
+_expand: ExpandConfig | None = None
+
+
 def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
     """Parse a file (or take its sections from the parse cache) and store its raw bytes;
-    the reason string when it is not indexable."""
+    the reason string when it is not indexable. A page that pulls text in (includes,
+    autodoc) is expanded first when the build has a source to read it from."""
     from ..indexer.document import NotIndexable, index_file, normalize_source  # in the worker
     from .parse_cache import for_build
 
     parsed = None
     try:
         cache = for_build(staging)
-        parsed = cache.get(path, data, normalize_source(data))
+        raw = normalize_source(data)
+        parsed = _parse_expanded(path, data, raw, cache)
+        if parsed is None:
+            parsed = cache.get(path, data, raw)
         if parsed is None:
             parsed = index_file(path, data)
             cache.put(path, data, parsed)
@@ -136,6 +148,22 @@ def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
         return _too_big()
     write_raw(Path(staging), path, parsed.raw)
     return parsed._replace(raw=b"", raw_digest=hashlib.sha256(parsed.raw).hexdigest())
+
+
+def _parse_expanded(path: str, data: bytes, raw: bytes, cache: ParseCache) -> ParsedFile | None:
+    """Page ``path`` expanded and parsed (from the parse cache when its dependencies are
+    as they were), or None when it has nothing to expand."""
+    from .expansion import expander_for
+
+    expander = expander_for(_expand, path, raw)
+    if expander is None:
+        return None
+    parsed = cache.get_expanded(path, data, expander.state)
+    if parsed is None:
+        parsed = expander.parse(path, raw)
+        if parsed is not None:
+            cache.put_expanded(path, data, parsed)
+    return parsed
 
 
 def parse_batch(batch: list[tuple[str, bytes | str]], staging: str) -> list[ParsedFile | str]:
@@ -158,25 +186,48 @@ def _worker_count(jobs: list[Job]) -> int:
 
 
 def parse_files(jobs: list[Job], staging: Path, *, background: bool = False,
-                warm: WarmWorker | None = None) -> ParseResults:
+                warm: WarmWorker | None = None, expand: ExpandConfig | None = None,
+                ) -> ParseResults:
     """Yield ``(path, ParsedFile or skip reason)`` for every job, in order.
 
     The bytes are read here (sources need not be fork-safe) and sent to a worker. A job
     list too small for the pool is parsed by one forked child that starts at once (with
     ``background``, call this early and consume the results later): ``warm``, a worker
-    forked when the build started, if there is one."""
+    forked when the build started, if there is one. ``expand``: how the source's pages
+    are expanded (``store.expansion``), None for none."""
     workers = _worker_count(jobs)
     if workers == 0 and jobs and hasattr(os, "fork"):
         if warm is not None:  # forked when the build started: its parsers are imported
-            results = warm.take(jobs, staging)
+            results = warm.take(jobs, staging, expand)
             if results is not None:
                 return results
-        return _parse_in_child(jobs, staging)
-    return _parse_in_pool(jobs, staging, workers)
+        return _parse_in_child(jobs, staging, expand)
+    return _parse_in_pool(jobs, staging, workers, expand)
+
+
+@contextmanager
+def _expanding(expand: ExpandConfig | None) -> Iterator[None]:
+    """``expand`` is this process's (and its forked workers') while the block runs."""
+    global _expand
+    from .expansion import forget
+
+    before, _expand = _expand, expand
+    try:
+        yield
+    finally:
+        _expand = before
+        forget(expand)
 
 
 def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
+                   expand: ExpandConfig | None = None,
                    ) -> Generator[tuple[str, ParsedFile | str], None, None]:
+    with _expanding(expand):
+        yield from _parse_in_pool_now(jobs, staging, workers)
+
+
+def _parse_in_pool_now(jobs: list[Job], staging: Path, workers: int,
+                       ) -> Generator[tuple[str, ParsedFile | str], None, None]:
     import multiprocessing
 
     if workers == 0 or "fork" not in multiprocessing.get_all_start_methods():
@@ -290,19 +341,23 @@ def _abandon(pool: Any) -> None:
         worker.join()
 
 
-def _parse_in_child(jobs: list[Job], staging: Path) -> ParseResults:
+def _parse_in_child(jobs: list[Job], staging: Path, expand: ExpandConfig | None = None,
+                    ) -> ParseResults:
     """Fork one child that parses every job and streams the results back over a pipe;
     return the iterator over them (the child runs while the caller does other work)."""
-    results = WarmWorker().take(jobs, staging)
+    results = WarmWorker().take(jobs, staging, expand)
     if results is None:
         raise ChildProcessError("the parse worker died")
     return results
 
 
-def _serve(data: list[tuple[str, bytes | str]], staging: str, out: BinaryIO) -> None:
+def _serve(data: list[tuple[str, bytes | str]], staging: str, out: BinaryIO,
+           expand: ExpandConfig | None = None) -> None:
     """In a parse child: parse each (path, bytes or skip reason), stream the results."""
     import pickle
 
+    global _expand
+    _expand = expand
     limit_memory()
     for path, content in data:
         try:
@@ -344,7 +399,7 @@ class WarmWorker:
                 with open(jobs_r, "rb") as inp:
                     order = pickle.load(inp)
                 with open(results_w, "wb") as out:
-                    _serve(order[1], order[0], out)
+                    _serve(order[1], order[0], out, order[2])
                 code = 0
             except BaseException:  # noqa: BLE001, S110 (EOF: the build needed nothing)
                 pass
@@ -360,8 +415,10 @@ class WarmWorker:
             pass
         self._pid, self._jobs, self._results = pid, jobs_w, results_r
 
-    def take(self, jobs: list[Job], staging: Path) -> _ChildResults | None:
-        """Send ``jobs`` to the worker; its results in order (None if it is gone)."""
+    def take(self, jobs: list[Job], staging: Path,
+             expand: ExpandConfig | None = None) -> _ChildResults | None:
+        """Send ``jobs`` (and how to expand their pages) to the worker; its results in
+        order (None if it is gone)."""
         import pickle
 
         if self._pid == 0:
@@ -371,7 +428,8 @@ class WarmWorker:
         self._jobs = -1
         try:
             with out:
-                pickle.dump((str(staging), data), out, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump((str(staging), data, expand), out,
+                            protocol=pickle.HIGHEST_PROTOCOL)
         except OSError:  # the worker is gone
             self.close()
             return None

@@ -51,10 +51,11 @@ import os
 import secrets
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..indexer.model import ParsedFile, ParsedSection
+from ..indexer.model import PageStats, ParsedFile, ParsedSection
 from .cache_names import STAGING_DIR
 from .commit import (
     KeyArea,
@@ -66,6 +67,8 @@ from .commit import (
 
 FORMAT = 1  # this module's entry layout
 MAGIC = b"doc-index parsed sections 1\n"
+EXPANDED_MAGIC = b"doc-index parsed expanded page 1\n"
+DEPS_MAGIC = b"doc-index page dependencies 1\n"
 DEFAULT_MB = 512
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 PACK_MAGIC = b"doc-index parsed pack 2\n"
@@ -147,6 +150,43 @@ def entry_name(path: str, data: bytes) -> str:
     return digest.hexdigest()
 
 
+def dependency_list_name(path: str, data: bytes) -> str:
+    """The name of the entry listing the files an expanded page last depended on."""
+    digest = hashlib.sha256(indexer_salt() + b"dependencies\0")
+    digest.update(path.encode("utf-8") + b"\0")
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def expanded_entry_name(path: str, data: bytes,
+                        dependencies: tuple[tuple[str, str | None], ...]) -> str:
+    """The name of an expanded page's entry: its path, bytes, and every file it read (or
+    looked for) with that file's hash (None: not there)."""
+    digest = hashlib.sha256(indexer_salt() + b"expanded\0")
+    digest.update(path.encode("utf-8") + b"\0")
+    digest.update(hashlib.sha256(data).digest())
+    digest.update(json.dumps(dependencies, ensure_ascii=False).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _with_digest(magic: bytes, body: bytes) -> bytes:
+    return magic + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def _checked_body(blob: bytes, magic: bytes) -> Any:
+    """The JSON an entry ``magic`` + sha256 + body holds, None when it does not check."""
+    head = len(magic) + 65
+    if not blob.startswith(magic) or len(blob) < head or blob[head - 1:head] != b"\n":
+        return None
+    body = blob[head:]
+    if hashlib.sha256(body).hexdigest().encode() != blob[len(magic):head - 1]:
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
 class ParseCache:
     """The parse cache of one root, opened once per process (``for_root``)."""
 
@@ -189,6 +229,60 @@ class ParseCache:
         finally:
             os.close(fd)
         return parsed
+
+    def _read_named(self, name: str) -> bytes | None:
+        """The bytes of entry ``name`` if there is one written by a trusted owner."""
+        try:
+            fd = os.open(name, _READ, dir_fd=self.fd)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            blob = read_entry(fd, name) if info.st_uid in self._writers else None
+            if blob is not None and info.st_ino not in self._touched:
+                self._touched.add(info.st_ino)
+                os.utime(fd)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return blob
+
+    def get_expanded(self, path: str, data: bytes,
+                     state: Callable[[str], str | None]) -> ParsedFile | None:
+        """The entry of page ``path`` (bytes ``data``) expanded with its dependencies as
+        they are now (``state``: a dependency's hash, None when absent), if there is one.
+        Two steps: the page's last dependency list (by page and bytes), then the entry
+        named by the page, its bytes and those dependencies with their hashes."""
+        if self.fd < 0:
+            return None
+        listed = self._read_named(dependency_list_name(path, data))
+        paths = _checked_body(listed, DEPS_MAGIC) if listed is not None else None
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            return None
+        dependencies = tuple((p, state(p)) for p in paths)
+        name = expanded_entry_name(path, data, dependencies)
+        blob = self._read_named(name)
+        return decode_expanded(blob, name, path, dependencies) if blob is not None else None
+
+    def put_expanded(self, path: str, data: bytes, parsed: ParsedFile) -> None:
+        """Keep an expanded page: its dependency list and its entry (``get_expanded``)."""
+        if self.fd < 0:
+            return
+        paths = [p for p, _ in parsed.dependencies]
+        name = expanded_entry_name(path, data, parsed.dependencies)
+        try:
+            blob = encode(name, parsed, expanded=True)
+            listed = _with_digest(DEPS_MAGIC, json.dumps(paths, ensure_ascii=False).encode())
+        except MemoryError:
+            return
+        if blob is None:
+            return
+        for item in ((dependency_list_name(path, data), listed), (name, blob)):
+            self._pending.append(item)
+            self._pending_bytes += len(item[1])
+        if self._pending_bytes > FLUSH_BYTES:
+            self.flush()
 
     def put(self, path: str, data: bytes, parsed: ParsedFile) -> None:
         """Keep ``parsed`` (its ``raw`` set) as the entry for ``path`` with bytes ``data``:
@@ -352,20 +446,76 @@ def _find_row(fd: int, key: bytes, top: int, slots: int) -> bytes | None:
     return None
 
 
-def encode(name: str, parsed: ParsedFile) -> bytes | None:
-    """An entry's bytes: ``MAGIC``, the sha256 of the body, the body (JSON)."""
+def encode(name: str, parsed: ParsedFile, *, expanded: bool = False) -> bytes | None:
+    """An entry's bytes: ``MAGIC``, the sha256 of the body, the body (JSON). An expanded
+    page's entry (``EXPANDED_MAGIC``) also holds its raw text (the expansion, which its
+    source bytes do not give), its sections' origins and what the expansion did."""
     if len(parsed.raw) > MAX_ENTRY_BYTES or any(s.file != parsed.path for s in parsed.sections):
         return None
-    body = json.dumps({
+    fields: dict[str, Any] = {
         "name": name, "path": parsed.path, "note": parsed.note,
         "raw_sha256": hashlib.sha256(parsed.raw).hexdigest(), "raw_bytes": len(parsed.raw),
         "sections": [[s.kind, s.title, s.depth, s.byte_offset, s.byte_length, s.line_count,
                       s.version, s.tokens, s.summary, s.keywords, s.dedup_hash,
                       s.parent_index, s.terms, s.total_words, list(s.lens)]
                      for s in parsed.sections],
-    }, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    blob = MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+    }
+    if expanded:
+        stats = parsed.expansion or PageStats()
+        fields.update({
+            "raw": parsed.raw.decode("utf-8"),
+            "origins": [[list(o) for o in s.origins] for s in parsed.sections],
+            "dependencies": [list(d) for d in parsed.dependencies],
+            "expansion": [stats.documented, stats.objects, list(stats.unresolved),
+                          stats.includes, list(stats.notes)],
+        })
+    body = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    blob = _with_digest(EXPANDED_MAGIC if expanded else MAGIC, body)
     return blob if len(blob) <= MAX_ENTRY_BYTES else None
+
+
+def decode_expanded(blob: bytes, name: str, path: str,
+                    dependencies: tuple[tuple[str, str | None], ...]) -> ParsedFile | None:
+    """The ParsedFile an expanded page's entry holds, or None unless every check passes
+    (those of ``decode``, on the raw text it holds)."""
+    fields = _checked_body(blob, EXPANDED_MAGIC)
+    try:
+        if not isinstance(fields, dict) or not isinstance(fields.get("raw"), str):
+            return None
+        raw = fields["raw"].encode("utf-8")
+        parsed = _decoded(fields, name, path, raw)
+        origins, listed, stats = fields["origins"], fields["dependencies"], fields["expansion"]
+        if (parsed is None or type(origins) is not list
+                or len(origins) != len(parsed.sections)
+                or [tuple(d) for d in listed] != [tuple(d) for d in dependencies]):
+            return None
+        sections = [s._replace(origins=tuple(_origin(o) for o in found))
+                    for s, found in zip(parsed.sections, origins)]
+        documented, objects, unresolved, includes, notes = stats
+        page = PageStats(_count(documented), _count(objects), _strings(unresolved),
+                         _count(includes), _strings(notes))
+    except (KeyError, ValueError, TypeError):
+        return None
+    return parsed._replace(sections=sections, dependencies=dependencies, expansion=page)
+
+
+def _origin(item: Any) -> tuple[str, int, int]:
+    file, first, last = item
+    if type(file) is not str or type(first) is not int or type(last) is not int:
+        raise ValueError("bad origin")
+    return file, first, last
+
+
+def _count(value: Any) -> int:
+    if type(value) is not int or value < 0:
+        raise ValueError("bad count")
+    return value
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if type(value) is not list or not all(type(v) is str for v in value):
+        raise ValueError("bad strings")
+    return tuple(value)
 
 
 def decode(blob: bytes, name: str, path: str, raw: bytes) -> ParsedFile | None:
@@ -378,6 +528,13 @@ def decode(blob: bytes, name: str, path: str, raw: bytes) -> ParsedFile | None:
         return None
     try:
         fields = json.loads(body)
+    except (ValueError, RecursionError):  # (nested too deeply: not an entry)
+        return None
+    return _decoded(fields, name, path, raw)
+
+
+def _decoded(fields: Any, name: str, path: str, raw: bytes) -> ParsedFile | None:
+    try:
         if (not isinstance(fields, dict) or fields.get("name") != name
                 or fields.get("path") != path or fields.get("raw_bytes") != len(raw)
                 or fields.get("raw_sha256") != hashlib.sha256(raw).hexdigest()
@@ -385,7 +542,7 @@ def decode(blob: bytes, name: str, path: str, raw: bytes) -> ParsedFile | None:
                 or not isinstance(fields.get("sections"), list)):
             return None
         sections = [_section(path, raw, n, item) for n, item in enumerate(fields["sections"])]
-    except (ValueError, TypeError, RecursionError):  # (nested too deeply: not an entry)
+    except (ValueError, TypeError):
         return None
     return ParsedFile(path=path, raw=raw, sections=sections, note=fields["note"])
 

@@ -29,8 +29,39 @@ def summary_lines(report: BuildReport, seconds: float) -> list[str]:
               for path, note in report.notes[:SHOWN_SKIPPED]]
     if len(report.notes) > SHOWN_SKIPPED:
         lines.append(f"  ... and {len(report.notes) - SHOWN_SKIPPED} more notes")
+    lines += expansion_lines(report)
     lines.append(f"  sections: {report.sections} ({report.tokens} tokens)")
     if report.meaning is not None:
         lines.append(f"  meaning: {printable(report.meaning)}")
     lines.append(f"  time: {seconds:.2f} s")
     return lines
+
+
+SHOWN_REASONS = 3
+
+
+def expansion_lines(report: BuildReport) -> list[str]:
+    """What expanding the parsed pages did: autodoc directives documented and not found,
+    includes inlined and left as notes, with the most frequent reasons."""
+    counts = report.expansion
+    lines = []
+    missing = sum(counts.not_found.values())
+    if counts.documented or missing:
+        line = (f"  autodoc: {counts.documented} documented ({counts.objects} objects), "
+                f"{missing} not found")
+        lines.append(line + _reasons(counts.not_found))
+    if counts.includes:
+        notes = sum(counts.notes.values())
+        line = f"  includes: {counts.includes - notes} inlined, {notes} left as notes"
+        lines.append(line + _reasons(counts.notes))
+    return lines
+
+
+def _reasons(reasons: dict[str, int]) -> str:
+    """``: 3 no such module; 1 no such object`` (the most frequent first), or ""."""
+    if not reasons:
+        return ""
+    top = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
+    shown = "; ".join(f"{n} {printable(reason)}" for reason, n in top[:SHOWN_REASONS])
+    more = f"; {len(top) - SHOWN_REASONS} more reasons" if len(top) > SHOWN_REASONS else ""
+    return f": {shown}{more}"

@@ -34,7 +34,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ...foundation.errors import BadSource, GitSourceError, UsageError
 from ...foundation.redact import redact  # every message that may quote a URL
@@ -58,6 +58,9 @@ from .docs_folder import (
 from .git_run import FETCH_OPTIONS, run_git, start_git
 from .identity import Source, git_source, place_of, remote_names
 from .walk import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile, nothing_to_index
+
+if TYPE_CHECKING:
+    from ..expansion import ExpandConfig
 
 HEAD_REF = "refs/doc-index/HEAD"  # where the remote's HEAD is fetched to
 WANTED_REF = "refs/doc-index/wanted"  # a --ref fetched by name (refs/pull/1/head, a SHA)
@@ -648,7 +651,21 @@ def scan_commit(clone: Path, commit: str, blobs: BlobReader,
             scan.files.append(SourceFile(e.path, e.sha, nbytes, blobs.reader(e.sha)))
     scan.files.sort(key=lambda f: f.path)
     scan.skipped.sort()
+    scan.tree = {p: e.sha for p, e in blob_entries.items() if e.mode != _MODE_SUBMODULE}
+    scan.missing = frozenset(missing)
     return scan
+
+
+def tree_expansion(fetched: Fetched, remote: Remote, scan: Scan,
+                   max_bytes: int) -> ExpandConfig:
+    """How a commit's pages are expanded: from the blobs of its whole tree (modules and
+    included files live beside the docs), fetched on first use in a partial clone."""
+    from ..expansion import GitTreeReader, configure
+
+    env = _network_env(fetched.clone, remote) if scan.missing else {}
+    reader = GitTreeReader(str(fetched.clone), scan.tree, scan.missing, env, max_bytes)
+    folders = scan.selection.folders if scan.selection is not None else ()
+    return configure(reader, "", [f for f in folders if f])
 
 
 def _fetched(clone: Path, commit: str, wanted: list[str], missing: set[str],
@@ -721,6 +738,7 @@ def build_from_git(
         try:
             with open_clone(remote, ref) as fetched:
                 blobs = BlobReader(fetched.clone)
+                scan: Scan | None = None
                 try:
                     scan = scan_commit(fetched.clone, fetched.commit, blobs, max_bytes,
                                        mode=scope, subdir=folder, subdir_from=origin,
@@ -729,6 +747,7 @@ def build_from_git(
                     if not scan.files:
                         raise nothing_to_index(f"{remote.display} at {fetched.commit[:12]}",
                                                scan)
+                    scan.expand = tree_expansion(fetched, remote, scan, max_bytes)
                     if warming.is_alive():
                         warming.join()
                     report = store.update_index(key, remote.owner, remote.name, scan,
@@ -736,9 +755,12 @@ def build_from_git(
                                                 source=identity, replace=replace)
                 finally:
                     blobs.close()
+                    if scan is not None and scan.expand is not None:
+                        scan.expand.reader.close()
         finally:
             if warming.is_alive():
                 warming.join()
+    assert scan is not None
     return tell(report, scan)
 
 

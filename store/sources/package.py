@@ -37,7 +37,7 @@ import hashlib
 import re
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...foundation.errors import PackageError, UsageError
 from ...foundation.printable import printable
@@ -53,6 +53,9 @@ from .docs_folder import (
 )
 from .identity import FOLDER, NPM, PYPI, Source
 from .walk import DEFAULT_MAX_BYTES, Scan, SourceFile, nothing_to_index
+
+if TYPE_CHECKING:
+    from ..expansion import ExpandConfig
 
 PREFIXES = {"pypi:": PYPI, "npm:": NPM}
 API_FOLDER = "_api"
@@ -438,7 +441,19 @@ def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: Exit
     scan.files = sorted([*kept, *repo_files], key=lambda f: f.path)
     scan.source_reader = files.get
     scan.skipped.sort()
+    scan.expand = _package_expansion(files, max_bytes, selection.folders)
     return scan, details, about
+
+
+def _package_expansion(files: dict[str, bytes], max_bytes: int,
+                       folders: tuple[str, ...]) -> ExpandConfig:
+    """How the archive's pages expand: its docs tool's forms (read as data), and the
+    ``_api`` pages' ``:::`` blocks (mkdocstrings' form) whatever the docs tool is; modules
+    and included files are read from the archive itself."""
+    from ..expansion import MemoryReader, configure
+
+    config = configure(MemoryReader(files, max_bytes), "", [f for f in folders if f])
+    return config._replace(markdown_autodoc=True)
 
 
 def _file(path: str, data: bytes, max_bytes: int, scan: Scan) -> SourceFile | None:

@@ -18,7 +18,7 @@ import subprocess
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ...foundation.errors import NothingToIndex
 from ...foundation.printable import printable
@@ -29,6 +29,9 @@ from ..manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 from .doc_config import MAX_CONFIG_BYTES
 from .docs_folder import FOLDER, Selection, choose, classify, is_config_name, kinds_line
 from .git_run import start_git, wait_git
+
+if TYPE_CHECKING:
+    from ..expansion import ExpandConfig
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
@@ -80,6 +83,17 @@ class Scan:
         # Any file of the source by relative path (None: not there), for the steps that
         # read more than the files indexed (autodoc's modules): a package's archive.
         self.source_reader: Callable[[str], bytes | None] | None = None
+        self.expand: ExpandConfig | None = None  # how its pages are expanded
+        self.tree: dict[str, str] = {}  # a commit's files: path -> blob SHA (git sources)
+        self.missing: frozenset[str] = frozenset()  # blobs a partial clone lacks
+
+    def dependency_state(self) -> Callable[[str], str | None]:
+        """A page dependency's hash now (source-relative path; None: not there)."""
+        if self.expand is None:
+            return lambda path: None
+        from ..expansion import state_function
+
+        return state_function(self.expand)
 
     def count_kind(self, kind: str) -> None:
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
@@ -179,6 +193,11 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
                                         _config_reader(tree, checked), mode)
     scan.files = _selected_files(tree, checked, selection, scan, max_bytes)
     scan.skipped.sort()
+    if scan.files:  # how its pages are expanded (includes, autodoc: ``store.expansion``)
+        from ..expansion import directory_config
+
+        folders = [f for f in selection.folders if f]
+        scan.expand = directory_config(os.fspath(root), max_bytes, folders)
     return scan
 
 
