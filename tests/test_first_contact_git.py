@@ -212,6 +212,12 @@ CONFIGS: dict[str, dict[str, str | bytes]] = {
         "site_src/index.md": "# Home\n\nWelcome.\n",
         "docs/other.md": "# Not the docs\n",
     },
+    "mkdocs-translated": {  # FastAPI's layout: one site per language under docs/
+        "docs/en/mkdocs.yml": "site_name: W\n",
+        "docs/en/docs/index.md": "# Home\n\nWelcome.\n",
+        "docs/de/mkdocs.yml": "site_name: W\n",
+        "docs/de/docs/index.md": "# Start\n\nWillkommen.\n",
+    },
     "mdbook": {
         "book.toml": "[book]\ntitle = 'B'\nsrc = 'book-src'\n",
         "book-src/SUMMARY.md": "# Summary\n\n- [Intro](intro.md)\n",
@@ -236,6 +242,8 @@ CONFIGS: dict[str, dict[str, str | bytes]] = {
 }
 CHOSEN = {
     "mkdocs": ("site_src/ (MkDocs mkdocs.yml docs_dir)", ["README.md", "site_src/index.md"]),
+    "mkdocs-translated": ("docs/en/docs/ (MkDocs docs/en/mkdocs.yml docs_dir)",
+                          ["README.md", "docs/en/docs/index.md"]),
     "mdbook": ("book-src/ (mdBook book.toml src)",
                ["README.md", "book-src/SUMMARY.md", "book-src/intro.md"]),
     "docusaurus": ("website/docs/ (Docusaurus website/docusaurus.config.js)",

@@ -7,7 +7,8 @@ it, the first of:
 
 1. Sphinx: a ``conf.py`` in ``docs/``, ``docs/source/``, ``doc/`` or ``doc/source/``:
    that folder;
-2. MkDocs: ``mkdocs.yml``'s ``docs_dir`` (default ``docs``);
+2. MkDocs: ``mkdocs.yml``'s ``docs_dir`` (default ``docs``), the config at the top, in
+   ``docs/`` or ``doc/``, or a translated site's ``docs/en/``;
 3. mdBook: ``book.toml``'s ``[book] src`` (default ``src``), at the top or in ``docs/``,
    ``doc/``, ``book/``;
 4. Docusaurus: ``docusaurus.config.*`` at the top or in ``website/``: its ``docs/``
@@ -49,6 +50,9 @@ FOLDER_NAMES = ("docs", "doc")
 README_WORDS = ("README", "CHANGES", "CHANGELOG", "HISTORY", "NEWS", "CONTRIBUTING")
 TEST_FOLDERS = frozenset({"tests", "test", "testing"})
 _MKDOCS = ("mkdocs.yml", "mkdocs.yaml")
+# Where mkdocs.yml is looked for: the top, a docs folder, and a translated site's English
+# one (FastAPI keeps docs/<language>/mkdocs.yml, each with its own docs_dir).
+_MKDOCS_BASES = ("", "docs", "doc", "docs/en")
 _MDBOOK_BASES = ("", "docs", "doc", "book")
 _DOCUSAURUS_BASES = ("", "website")
 _DOCUSAURUS_EXTS = ("js", "ts", "mjs", "cjs", "mts", "cts")
@@ -214,9 +218,10 @@ def _detect(names: frozenset[str], read: Reader,
     for folder in SPHINX_DIRS:
         if f"{folder}/conf.py" in names:
             candidates.append((folder, f"Sphinx {folder}/conf.py"))
-    for config in _MKDOCS:
+    for config in (_join(base, name) for base in _MKDOCS_BASES for name in _MKDOCS):
         if config in names:
-            candidates.append((_clean_folder("", mkdocs_docs_dir(read(config)), "docs"),
+            base = posixpath.dirname(config)
+            candidates.append((_clean_folder(base, mkdocs_docs_dir(read(config)), "docs"),
                                f"MkDocs {config} docs_dir"))
     for base in _MDBOOK_BASES:
         config = _join(base, "book.toml")
