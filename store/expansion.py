@@ -339,6 +339,18 @@ def configure(reader: Reader, prefix: str, folders: Iterable[str] = ()) -> Expan
                         frozenset(forms) & FORMS, markdown_autodoc, roots)
 
 
+def fingerprint(config: ExpandConfig | None) -> str | None:
+    """What decides how every page expands, as one digest (None: pages are not expanded):
+    recorded in the manifest, so a build whose docs configuration changed (a mkdocs.yml
+    that now names an include form, a conf.py's paths) re-parses every page instead of
+    carrying pages expanded, or not, the old way."""
+    if config is None:
+        return None
+    parts = (config.prefix, config.conf_path, config.docs_root, config.config_dir,
+             sorted(config.forms), config.markdown_autodoc, list(config.roots))
+    return sha256_hex(repr(parts).encode("utf-8"))[:32]
+
+
 def _join(*parts: str) -> str:
     return "/".join(p for p in parts if p)
 
@@ -486,7 +498,7 @@ def state_function(config: ExpandConfig) -> Callable[[str], str | None]:
     return state
 
 __all__ = ["DirectoryReader", "ExpandConfig", "Expander", "GitTreeReader", "MemoryReader",
-           "configure",
+           "configure", "fingerprint",
            "expander_for", "forget", "git_blob_hash", "state_function"]
 
 

@@ -191,6 +191,8 @@ def plan_build(scan: Scan, skipped: list[tuple[str, str]], owner: str, name: str
     manifest's ``source`` record of this build (the live cache is kept only if it has it)."""
     old_hashes: dict[str, str] = old[1]["file_hashes"] if old else {}
     old_dependencies = _dependencies_of(old[1]) if old else {}
+    if old is not None and old[1].get("expansion") != scan.expansion_key():
+        old_hashes = {p: "" for p in old_hashes}  # pages expand otherwise now: parse all
     state = scan.dependency_state()
     current = {f.path for f in scan.files}
     added: list[str] = []
@@ -605,6 +607,7 @@ class IndexStore:
             indexed_at=utc_timestamp(), commit_hash=scan.commit_hash,
             file_hashes=_hashes_of(scan, doc_files), doc_files=doc_files,
             source=source_record, dependencies=dependencies or None,
+            expansion=scan.expansion_key(),
         )
         old_index = carry.index if carry is not None else None
         del carry  # the old manifest's bytes are no longer needed: free them first

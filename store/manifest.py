@@ -182,6 +182,7 @@ def manifest_header(
     indexed_at: str, commit_hash: str, file_hashes: dict[str, str], doc_files: list[str],
     source: dict[str, Any] | None = None,
     dependencies: dict[str, dict[str, str | None]] | None = None,
+    expansion: str | None = None,
 ) -> dict[str, Any]:
     """The header fields in order; ``source`` (``store.sources.identity``), an optional
     field, comes after the cache-spec fields and before ``sections`` (which stay last:
@@ -202,6 +203,8 @@ def manifest_header(
         header["source"] = source
     if dependencies:  # pages that pulled text in: page -> {file: hash, None: not there}
         header["dependencies"] = dependencies
+    if expansion is not None:  # how pages expand (``expansion.fingerprint``)
+        header["expansion"] = expansion
     return header
 
 

@@ -206,6 +206,29 @@ def test_a_new_module_file_is_a_change(built: tuple[Path, Path, list[str]],
     assert "Now it is there." in (cache / "api.rst").read_text()
 
 
+def test_a_docs_configuration_change_reparses_every_page(env: Path) -> None:
+    """Pages carried from a build whose configuration expanded them otherwise would keep
+    the old text: a mkdocs.yml that now names the snippets extension re-parses them all,
+    and the cache is the full build's."""
+    work = project(env)
+    mkdocs = work / "docs" / "mkdocs.yml"
+    mkdocs.write_text(CONFIG["docs/mkdocs.yml"].replace("  - pymdownx.snippets\n", ""))
+    root = env / "root"
+    build(str(work / "docs"), root)
+    cache = root / "local-shapes-docs"
+    assert "--8<--" in (cache / "snippets.md").read_text()  # not expanded without it
+    mkdocs.write_text(CONFIG["docs/mkdocs.yml"])
+    lines = build(str(work / "docs"), root)
+    assert "  files: 0 added, 11 changed, 0 removed, 0 unchanged, 0 skipped" in lines, lines
+    fresh = env / "fresh"
+    build(str(work / "docs"), fresh, "--full")
+    assert (cache / "snippets.md").read_bytes() == \
+        (fresh / "local-shapes-docs" / "snippets.md").read_bytes()
+    old, new = manifest(cache), manifest(fresh / "local-shapes-docs")
+    old["indexed_at"] = new["indexed_at"] = ""
+    assert old == new
+
+
 def test_git_source_blob_none_and_pull(env: Path) -> None:
     """A git build reads modules from the commit's tree, fetching blobs it lacks (the
     clone is partial); the next commit re-parses only the page documenting the change."""

@@ -87,6 +87,14 @@ class Scan:
         self.tree: dict[str, str] = {}  # a commit's files: path -> blob SHA (git sources)
         self.missing: frozenset[str] = frozenset()  # blobs a partial clone lacks
 
+    def expansion_key(self) -> str | None:
+        """How its pages expand, as the manifest records it (None: not expanded)."""
+        if self.expand is None:
+            return None
+        from ..expansion import fingerprint
+
+        return fingerprint(self.expand)
+
     def dependency_state(self) -> Callable[[str], str | None]:
         """A page dependency's hash now (source-relative path; None: not there)."""
         if self.expand is None:
