@@ -601,14 +601,8 @@ class IndexStore:
         report.sections = spool.count
         report.tokens = tokens
         report.skipped.sort()
-        header = manifest_header(
-            cache_version=version.value(), document_count=spool.count,
-            index_version=CURRENT_INDEX_VERSION, owner=owner, name=name,
-            indexed_at=utc_timestamp(), commit_hash=scan.commit_hash,
-            file_hashes=_hashes_of(scan, doc_files), doc_files=doc_files,
-            source=source_record, dependencies=dependencies or None,
-            expansion=scan.expansion_key(),
-        )
+        header = _generation_header(scan, version.value(), spool.count, owner, name,
+                                    doc_files, source_record, dependencies)
         old_index = carry.index if carry is not None else None
         del carry  # the old manifest's bytes are no longer needed: free them first
         _write_files(staging, header, spool, writer, tokens, old_index, doc_map)
@@ -699,9 +693,19 @@ def _check_raw_files(live: Path, old: _Old) -> None:
         os.close(live_fd)
 
 
-def _hashes_of(scan: Scan, paths: list[str]) -> dict[str, str]:
+def _generation_header(scan: Scan, cache_version: str, count: int, owner: str, name: str,
+                       doc_files: list[str], source_record: dict[str, Any] | None,
+                       dependencies: dict[str, dict[str, str | None]]) -> dict[str, Any]:
+    """The new generation's manifest header."""
     digests = {f.path: f.digest for f in scan.files}
-    return {p: digests[p] for p in paths}
+    return manifest_header(
+        cache_version=cache_version, document_count=count,
+        index_version=CURRENT_INDEX_VERSION, owner=owner, name=name,
+        indexed_at=utc_timestamp(), commit_hash=scan.commit_hash,
+        file_hashes={p: digests[p] for p in doc_files}, doc_files=doc_files,
+        source=source_record, dependencies=dependencies or None,
+        expansion=scan.expansion_key(),
+    )
 
 
 def _write_files(staging: Path, header: dict[str, Any], spool: SectionSpool,
