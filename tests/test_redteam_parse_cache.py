@@ -54,7 +54,7 @@ def test_a_sparse_pack_claiming_a_huge_row_table_is_not_read(
     assert asked  # the head was read
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user's needs root")
+@pytest.mark.needs_root
 def test_an_entry_another_user_wrote_is_not_taken(tmp_path: Path, parses: list[str]) -> None:
     """Whoever can write the folder can compute an entry's name and hash; an entry with
     the right bytes but lies elsewhere (tokens 0: selected whatever the budget) is taken
