@@ -270,7 +270,7 @@ RST_ALPHABET = st.sampled_from(list("=-~^\"'`*_:.|+\\ \t\n1aZé\r") + [
     ":field: v\n", "* ", "#. ", "::\n\n", ">>> ", ".. _t:\n"])
 
 
-def _check_parse(path: str, data: bytes) -> None:
+def _check_parse(path: str, data: bytes, staging: Path) -> None:
     try:
         parsed = index_file(path, data)
     except NotIndexable:
@@ -291,15 +291,11 @@ def _check_parse(path: str, data: bytes) -> None:
         end = section.byte_offset + section.byte_length
     assert end <= len(raw)
     # The store's wrapper never raises for a file: a result or a skip reason.
-    staged = parse_one(path, data, str(_STAGING))
+    staged = parse_one(path, data, str(staging))
     assert isinstance(staged, str) or staged.path == path
 
 
-_STAGING = Path("/tmp/doc-index-fuzz-staging")
-
-
-def _fuzz_parse(examples: int) -> int:
-    _STAGING.mkdir(exist_ok=True)
+def _fuzz_parse(examples: int, staging: Path) -> int:
     tried = [0]
 
     @settings(max_examples=examples, deadline=None, derandomize=True,
@@ -313,19 +309,19 @@ def _fuzz_parse(examples: int) -> int:
         raw = text.encode("utf-8", "surrogatepass")
         if data.draw(st.booleans()):
             raw = data.draw(st.binary(max_size=64)) + raw
-        _check_parse(kind, raw)
+        _check_parse(kind, raw, staging)
 
     run()
     return tried[0]
 
 
-def test_fuzz_parsers_short() -> None:
-    _fuzz_parse(300)
+def test_fuzz_parsers_short(tmp_path: Path) -> None:
+    _fuzz_parse(300, tmp_path)
 
 
 @pytest.mark.slow
-def test_fuzz_parsers_long() -> None:
-    tried = _fuzz_parse(20_000)
+def test_fuzz_parsers_long(tmp_path: Path) -> None:
+    tried = _fuzz_parse(20_000, tmp_path)
     print(f"parser inputs tried: {tried}")
 
 
