@@ -29,12 +29,19 @@ venv: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# Tests run in parallel workers (pytest-xdist), one test file per worker at a time so a
+# module's shared fixtures (caches, servers) are built once: `-n auto` is one worker per
+# core; PYTEST_XDIST_AUTO_NUM_WORKERS=1 runs them one at a time.
+PYTEST_PARALLEL := -n auto --dist loadfile
+
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL)
 
+# Stress and fuzz loops, the quick benchmark's end-to-end check and the fresh-venv install:
+# `.ci/run` runs them after `make test`.
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m slow
 
 demo: $(BASE_STAMP)
 	rm -rf $(DEMO_ROOT)

@@ -315,6 +315,7 @@ def _fuzz_parse(examples: int, staging: Path) -> int:
     return tried[0]
 
 
+@pytest.mark.slow
 def test_fuzz_parsers_short(tmp_path: Path) -> None:
     _fuzz_parse(300, tmp_path)
 

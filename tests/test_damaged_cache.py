@@ -402,6 +402,7 @@ def _fuzz_damage(pristine: tuple[Path, Path], tmp_path: Path, examples: int) -> 
     return tried
 
 
+@pytest.mark.slow
 def test_fuzz_damaged_bytes_short(pristine: tuple[Path, Path], tmp_path: Path) -> None:
     _fuzz_damage(pristine, tmp_path, examples=200)
 

@@ -354,6 +354,7 @@ def _concurrent_builds(tmp_path: Path, rounds: int) -> int:
     return rounds
 
 
+@pytest.mark.slow
 def test_concurrent_builds_serialize_short(tmp_path: Path) -> None:
     assert _concurrent_builds(tmp_path, rounds=3) == 3
 
@@ -515,6 +516,7 @@ def _readers_during_rebuilds(tmp_path: Path, rebuilds: int) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 def test_readers_during_rebuilds_short(tmp_path: Path) -> None:
     _readers_during_rebuilds(tmp_path, rebuilds=3)
 
