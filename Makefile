@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# One environment for tests and benchmarks: the test suite runs the quick benchmark too,
+# One environment for tests and benchmarks: the slow tests run the quick benchmark too,
 # so the benchmark never rots.
 STAMP := $(VENV)/.installed-dev
 BASE_STAMP := $(VENV)/.installed
