@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# One environment for tests and benchmarks: the test suite runs the quick benchmark too,
+# One environment for tests and benchmarks: the slow tests run the quick benchmark too,
 # so the benchmark never rots.
 STAMP := $(VENV)/.installed-dev
 BASE_STAMP := $(VENV)/.installed
@@ -41,12 +41,19 @@ typecheck: $(STAMP)
 		--python-executable $(CURDIR)/$(BIN)/python --cache-dir $(CURDIR)/$(VENV)/mypy-cache \
 		-p doc_index
 
+# Tests run in parallel workers (pytest-xdist), one test file per worker at a time so a
+# module's shared fixtures (caches, servers) are built once: `-n auto` is one worker per
+# core; PYTEST_XDIST_AUTO_NUM_WORKERS=1 runs them one at a time.
+PYTEST_PARALLEL := -n auto --dist loadfile
+
 test: $(STAMP) typecheck
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL)
 
+# Stress and fuzz loops, the quick benchmark's end-to-end check and the fresh-venv install:
+# `.ci/run` runs them after `make test`.
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m slow
 
 demo: $(BASE_STAMP)
 	rm -rf $(DEMO_ROOT)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -32,6 +33,64 @@ os.environ["DOC_INDEX_SEMANTIC"] = "off"
 # Hypothesis fails an example slower than 200 ms by default: a margin that load eats.
 settings.register_profile("no-deadline", deadline=None)
 settings.load_profile("no-deadline")
+
+
+# Linux capability bits (capability.h) that let root ignore file modes and owners.
+_PERMISSION_BYPASS = {"dac_override": 1, "dac_read_search": 2, "fowner": 3}
+_UNPRIVILEGED_CHILD = "DOC_INDEX_TEST_UNPRIVILEGED_CHILD"
+
+
+def bypasses_permissions() -> bool:
+    """True where this process ignores file modes (root with its usual capabilities)."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return os.geteuid() == 0
+    effective = next(int(line.split()[1], 16) for line in status.splitlines()
+                     if line.startswith("CapEff:"))
+    return any(effective >> bit & 1 for bit in _PERMISSION_BYPASS.values())
+
+
+def unprivileged_prefix() -> list[str]:
+    """An argv prefix that runs a command subject to file modes: nothing for a normal user;
+    for root, setpriv(1) without the bypass capabilities. The child keeps root's uid, so it
+    still reads the clone and the venv (a fresh clone may sit in a 0700 ``mktemp -d``
+    folder that ``nobody`` cannot enter), but a 0555 folder refuses it as it refuses a user."""
+    if not bypasses_permissions():
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.fail("running as root without setpriv(1) (util-linux): cannot drop the "
+                    "permission bypass for the unprivileged side of this test")
+    drop = ",".join(f"-{name}" for name in _PERMISSION_BYPASS)
+    return [setpriv, "--inh-caps=-all", f"--bounding-set={drop}"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if os.geteuid() == 0:
+        return
+    skip = pytest.mark.skip(reason="needs root (chown to another user, mount)")
+    for item in items:
+        if item.get_closest_marker("needs_root") is not None:
+            item.add_marker(skip)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """An ``unprivileged`` test, when this process bypasses file modes, runs in a pytest
+    child that does not; the child must pass (not skip)."""
+    if pyfuncitem.get_closest_marker("unprivileged") is None or not bypasses_permissions():
+        return None
+    if os.environ.get(_UNPRIVILEGED_CHILD):
+        pytest.fail("the unprivileged child still bypasses file modes")
+    done = subprocess.run(
+        [*unprivileged_prefix(), sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "-m", "unprivileged", pyfuncitem.nodeid],
+        cwd=pyfuncitem.config.rootpath, env={**os.environ, _UNPRIVILEGED_CHILD: "1"},
+        capture_output=True, timeout=SAFETY_TIMEOUT)
+    report = done.stdout.decode(errors="replace")
+    assert done.returncode == 0 and "1 passed" in report, report[-3000:]
+    return True
 
 
 def wait_for(ready: Callable[[], object], what: str, timeout: float = SAFETY_TIMEOUT) -> None:

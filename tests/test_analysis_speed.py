@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from doc_index.indexer import analysis, summary
-from doc_index.indexer.analysis import WORD, word_counts
+from doc_index.indexer.analysis import WORD, term_counts, word_counts, word_terms
 from doc_index.indexer.document import NotIndexable, index_file, is_doc_path
 from doc_index.indexer.ids import IdAssigner, heading_slug
 from hypothesis import given
@@ -192,3 +192,19 @@ def test_word_terms_of_every_sample_word() -> None:
             for word in WORD.findall(path.read_bytes().decode("utf-8", "replace")):
                 analysis._term_cache.pop(word, None)
                 assert analysis.word_terms(word) == _word_terms_plain(word), word
+
+
+# --------------------------------------------------------------------------- term memo bound
+# The memo of word terms is bounded in bytes, not only in entries: a long word (a hostile
+# section's 1 MB identifier) is analysed the same and never kept.
+
+
+def test_long_words_are_analysed_the_same_and_never_remembered() -> None:
+    long_words = [f"w{i}_" + "x" * 100_000 + "Yz" * 1_000 for i in range(3)]
+    counts = term_counts(" ".join(long_words))
+    assert len(counts) > 3
+    for word in long_words:
+        assert word not in analysis._term_cache
+        assert word_terms(word) == word_terms(word) and word not in analysis._term_cache
+    assert word_terms("Retrying") == (term_counts("Retrying").popitem()[0],)
+    assert "Retrying" in analysis._term_cache  # a real word still is

@@ -117,6 +117,7 @@ def test_question_sets_keep_their_shape() -> None:
         assert q["gold"] and all(set(g) == {"file", "heading"} for g in q["gold"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("corpus", ["click-docs", "httpx-docs"])
 def test_fresh_2_gold_sections_exist(bench: ModuleType, tmp_path: Path, corpus: str) -> None:
     # sqlalchemy-docs takes ~20 s to build: the full bench names its missing gold instead.

@@ -24,7 +24,9 @@ CORPORA = REPO.parent / "shared" / "corpora"
 BENCH_DEPS = ("bm25s", "matplotlib", "bpe_openai", "psutil")
 MISSING = [name for name in BENCH_DEPS if importlib.util.find_spec(name) is None]
 
+# Minutes of benchmark: make test-slow (CI runs it, with shared/corpora beside the clone).
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.skipif(bool(MISSING), reason=f"bench dependencies not installed "
                        f"({', '.join(MISSING)}): pip install -e '.[bench]'"),
     pytest.mark.skipif(not (CORPORA / "queries-dev.jsonl").is_file(),

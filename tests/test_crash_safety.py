@@ -90,6 +90,7 @@ def _kill_loop(tmp_path: Path, iterations: int, seed: int) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 def test_kill_minus_9_short(tmp_path: Path) -> None:
     counts = _kill_loop(tmp_path, iterations=6, seed=7)
     assert counts["killed"] + counts["finished"] == 6

@@ -402,6 +402,7 @@ def _fuzz_damage(pristine: tuple[Path, Path], tmp_path: Path, examples: int) -> 
     return tried
 
 
+@pytest.mark.slow
 def test_fuzz_damaged_bytes_short(pristine: tuple[Path, Path], tmp_path: Path) -> None:
     _fuzz_damage(pristine, tmp_path, examples=200)
 
@@ -442,3 +443,36 @@ def test_damaged_cache_subprocess_never_tracebacks(damaged_root: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", script, str(damaged_root)],
                           capture_output=True, timeout=120, env=dict(os.environ))
     assert proc.returncode == 0 and proc.stdout == b"ok\n", proc.stderr.decode()[-2000:]
+
+
+# --------------------------------------------------------------------------- hostile manifests
+# A manifest read back by the readers and the build: invalid, never an internal error.
+
+
+DOC = {"guide.md": "# Guide\n\nHow to retry a request after a timeout.\n"}
+
+
+def test_a_manifest_header_nested_too_deeply_is_invalid_not_an_internal_error(
+        env: Path) -> None:
+    root = env / "root"
+    docs = write_tree(env / "docs", DOC)
+    assert run_cli("build", str(docs), "--root", str(root), "--name", "n").returncode == 0
+    path = root / "n" / "manifest.json"
+    deep = "[" * 100_000 + "]" * 100_000
+    path.write_text(path.read_text().replace("{", '{"deep":' + deep + ",", 1))
+    done = run_cli("resolve", "n", "retry", "--budget", "500", "--root", str(root))
+    assert done.returncode == 5, done.stderr  # cache_invalid
+    assert done.stderr.decode().splitlines() == ["error: Cache exists but is invalid"]
+    done = run_cli("resolve", "--cache", str(root / "n"), "--query", "retry",
+                   "--budget", "500", module="doc_index.server.context_cli")
+    assert done.returncode == 5, done.stderr
+    # a build over it is a usage error (its source is unknown), not an internal error, and
+    # with --replace a build
+    done = run_cli("build", str(docs), "--root", str(root), "--name", "n")
+    assert done.returncode == 1, done.stderr
+    assert len(done.stderr.decode().splitlines()) == 1
+    assert b"no readable doc-index manifest" in done.stderr
+    done = run_cli("build", str(docs), "--root", str(root), "--name", "n", "--replace")
+    assert done.returncode == 0, done.stderr
+    done = run_cli("resolve", "n", "retry", "--budget", "500", "--root", str(root))
+    assert done.returncode == 0, done.stderr

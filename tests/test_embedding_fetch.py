@@ -125,10 +125,21 @@ def test_only_http_urls(tmp_path: Path) -> None:
         fetch.fetch(tmp_path, "file:///etc/passwd", GOOD_SHA, len(GOOD))
 
 
+# ``python -m doc_index.embedding.fetch`` with Python's own SIGINT handler: Python installs
+# it only where SIGINT is not ignored, and a shell ignores SIGINT in what it starts in the
+# background (``nohup make test &``), where the interrupt test would see a timeout instead.
+_FETCH_WITH_SIGINT = (
+    "import runpy, signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "sys.argv[0] = 'doc_index.embedding.fetch'\n"
+    "runpy.run_module('doc_index.embedding.fetch', run_name='__main__', alter_sys=True)\n"
+)
+
+
 def run_fetch(server: Server, dest: Path, kind: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     return subprocess.Popen(
-        [sys.executable, "-m", "doc_index.embedding.fetch", "--dest", str(dest),
+        [sys.executable, "-c", _FETCH_WITH_SIGINT, "--dest", str(dest),
          "--url", f"{server.url}/{kind}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 

@@ -169,6 +169,7 @@ def _fuzz(place: dict[str, Path], capfd: pytest.CaptureFixture[bytes], examples:
     return tried[0]
 
 
+@pytest.mark.slow
 def test_fuzz_cli_short(place: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
                         ) -> None:
     _fuzz(place, capfdbinary, examples=400)

@@ -324,6 +324,7 @@ def _fuzz(root: Path, examples: int) -> Session:
     return session
 
 
+@pytest.mark.slow
 def test_fuzz_mcp_lines_short(root: Path) -> None:
     _fuzz(root, examples=250)
 

@@ -274,6 +274,7 @@ def _names_property(world: tuple[Path, Path], examples: int) -> int:
     return tried[0]
 
 
+@pytest.mark.slow
 def test_hostile_names_property_short(world: tuple[Path, Path]) -> None:
     _names_property(world, examples=400)
 

@@ -145,7 +145,7 @@ def test_symlink_inside_pointing_to_a_directory_that_escapes(layout: tuple[Path,
     assert code_of(root, "other") == "cache_missing"
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs a file of another owner")
+@pytest.mark.needs_root
 def test_hard_link_to_another_owners_file_outside_the_root(layout: tuple[Path, Path]) -> None:
     root, outside = layout
     foreign = outside / "cache" / "manifest.json"
@@ -181,7 +181,7 @@ def test_root_itself_is_not_a_cache(layout: tuple[Path, Path]) -> None:
     assert code_of(root, "self") == "cache_missing"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores permissions")
+@pytest.mark.unprivileged
 def test_unreadable_cache_is_an_io_error(layout: tuple[Path, Path]) -> None:
     root, _ = layout
     (root / "good").chmod(0)

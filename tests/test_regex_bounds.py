@@ -1,4 +1,4 @@
-"""Red-team F3: the indexer's title, role and summary regexes stay linear on hostile lines.
+"""The indexer's title, role and summary regexes stay linear on hostile lines.
 
 Each input below is sized so that the quadratic patterns of before took well over ten
 minutes (measured: 80 KB of ":a" 38 s, 60 KB of spaces 12 s, 200 KB RST title 34 s, 20 KB

@@ -381,9 +381,8 @@ def test_a_staging_area_that_is_not_a_directory_is_refused(tmp_path: Path) -> No
     assert (root / ".doc-index-tmp").read_text() == "not a directory\n"
 
 
+@pytest.mark.needs_root
 def test_a_staging_area_of_another_owner_is_refused(tmp_path: Path) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("needs root to give the staging area another owner")
     src, root = _built(tmp_path)
     (root / ".doc-index-tmp").mkdir()
     os.chown(root / ".doc-index-tmp", 65534, 65534)

@@ -7,13 +7,12 @@ import dataclasses
 import json
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
-from conftest import REPO, SAFETY_TIMEOUT, build, run_cli, write_tree
+from conftest import SAFETY_TIMEOUT, build, run_cli, write_tree
 from doc_index.search.native_selection import select
 from doc_index.search.ranking import PARAMS, rank
-from doc_index.search.ranking.related_words import TABLE_PATH, related_words
+from doc_index.search.ranking.related_words import related_words
 from doc_index.store.native_cache import NativeCache
 
 DOCS = {
@@ -90,13 +89,3 @@ def test_related_words_load_without_network(cache_dir: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "limits-large-bodies" in [d["id"] for d in json.loads(done.stdout)["documents"]]
-
-
-def test_the_table_ships_in_the_wheel(tmp_path: Path) -> None:
-    assert TABLE_PATH.parent == Path(__file__).resolve().parents[1] / "search" / "ranking"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
-                    "-q", "-w", str(tmp_path), str(REPO)],
-                   check=True, capture_output=True, timeout=SAFETY_TIMEOUT)
-    (wheel,) = tmp_path.glob("doc_index-*.whl")
-    with zipfile.ZipFile(wheel) as zf:
-        assert zf.read("doc_index/search/ranking/related_words.txt") == TABLE_PATH.read_bytes()

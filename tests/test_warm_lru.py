@@ -5,10 +5,12 @@ Everything here counts loads, evictions and bytes; nothing is timed."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import build, run_cli, write_tree
+from conftest import SAFETY_TIMEOUT, build, run_cli, write_tree
 from doc_index.search import tools
 from doc_index.search.warm_caches import (
     DEFAULT_MEMORY_MB,
@@ -178,3 +180,27 @@ def test_freed_memory_is_released_where_the_c_library_can(tmp_path: Path) -> Non
         assert warm.get(tmp_path / "c", kind, lambda p: [0] * 100_000, size=lambda v: 8) == [
             0] * 100_000
     assert warm.evictions == 1
+
+
+# --------------------------------------------------------------------------- memory release
+# Releasing freed memory is skipped where Python has no ctypes; the memory budget's text
+# is bounded.
+
+
+def test_memory_release_is_skipped_where_python_has_no_ctypes() -> None:
+    # sys.modules["ctypes"] = None makes ``import ctypes`` raise ImportError, as on a
+    # Python built without it; every cache load calls release_freed_memory.
+    code = ("import sys; sys.modules['ctypes'] = None\n"
+            "from doc_index.search.warm_caches import release_freed_memory\n"
+            "release_freed_memory(); release_freed_memory(); print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          timeout=SAFETY_TIMEOUT)
+    assert done.returncode == 0 and done.stdout == b"ok\n", done.stderr
+
+
+def test_a_memory_budget_of_thousands_of_digits_is_a_usage_error(tmp_path: Path) -> None:
+    done = run_cli("serve", "--root", str(tmp_path), env={MEMORY_ENV: "9" * 5000},
+                   input=b"")
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.decode().splitlines()
+    assert line.startswith(f"error: invalid {MEMORY_ENV}="), line

@@ -1,4 +1,7 @@
-"""First contact with real repositories (issue 20 items 2, 7, 8 and 9).
+"""A git repository as a source: legacy objects build and names that escape are skipped,
+a repository indexes its documentation (the docs folder a docs tool names, and READMEs),
+a URL build fetches one commit and the docs' blobs only, and nothing indexable is an
+error that writes nothing.
 
 Real ``doc-index build`` processes on real repositories served by ``file://`` URLs (bare
 repositories on disk; ``uploadpack.allowFilter`` set as GitHub and GitLab have it), and on
@@ -58,7 +61,7 @@ def only_clone(env: Path) -> Path:
     return clone
 
 
-# --- item 2: legacy objects build; names that escape are still skipped ----------------------
+# --- legacy objects build; names that escape are still skipped --------------------------------
 
 def _object(repo: Path, kind: str, data: bytes) -> str:
     """An object written as given (``--literally``: git checks nothing)."""
@@ -124,7 +127,7 @@ def test_legacy_objects_build_and_escaping_names_are_skipped(env: Path) -> None:
         "README.md", "docs/guide.md"], err
 
 
-# --- item 7: a git source indexes its documentation -----------------------------------------
+# --- a git source indexes its documentation ---------------------------------------------------
 
 SPHINX_LIKE: dict[str, str | bytes] = {
     "README.rst": "Widgets\n=======\n\nWidgets for everyone.\n",
@@ -282,7 +285,7 @@ def test_config_files_are_read_as_data_never_run(env: Path) -> None:
     assert [s["title"] for s in m["sections"] if s["file"] == "docs/index.txt"] == ["Index"]
 
 
-# --- item 8: a URL build fetches what the ref needs -----------------------------------------
+# --- a URL build fetches what the ref needs ---------------------------------------------------
 
 def _present(clone: Path, sha: str) -> bool:
     env = {**os.environ, "GIT_NO_LAZY_FETCH": "1"}
@@ -358,7 +361,7 @@ def test_a_commit_the_server_does_not_give_by_id_is_found_and_said(env: Path) ->
         assert manifest(root / f"acme-widgets@{ref}")["commit_hash"] == first
 
 
-# --- item 9: silent non-results -------------------------------------------------------------
+# --- silent non-results -----------------------------------------------------------------------
 
 def test_nothing_to_index_is_an_error_and_writes_nothing(env: Path) -> None:
     root = env / "root"

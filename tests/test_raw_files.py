@@ -1,6 +1,6 @@
-"""Red-team regressions for the raw files a rebuild carries (``store.raw_files``): a live
-or spare raw file swapped for a FIFO or a sparse file of any size is untrusted (the build
-becomes a full one), never a hang or a read of its claimed size."""
+"""The raw files a rebuild carries (``store.raw_files``): a live or spare raw file swapped
+for a FIFO or a sparse file of any size is untrusted (the build becomes a full one), never a
+hang or a read of its claimed size."""
 
 from __future__ import annotations
 
