@@ -24,7 +24,7 @@ from freezegun import freeze_time
 
 MANIFEST_ORDER = [
     "cache_version", "document_count", "index_version", "repo", "owner", "name", "indexed_at",
-    "commit_hash", "file_hashes", "doc_files", "source", "sections",
+    "commit_hash", "file_hashes", "doc_files", "source", "expansion", "sections",
 ]
 
 
