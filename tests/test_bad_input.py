@@ -29,6 +29,16 @@ SECRET = "SECRET-OUTSIDE-7f3a9c"
 MB = 1024 * 1024
 
 # A build under an audit hook: every opened path and listed directory goes to a log.
+# Runs argv[2:] and writes its exit status, CPU seconds and peak RSS (KiB) to argv[1].
+_MEASURED = r"""
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+with open(sys.argv[1], "w") as fh:
+    fh.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_utime} {usage.ru_stime} "
+             f"{usage.ru_maxrss}")
+"""
+
 _AUDITED = r"""
 import os, sys
 log = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -137,17 +147,22 @@ def _run_audited(tmp_path: Path, argv: list[str]) -> tuple[subprocess.CompletedP
     MB). CPU time, not wall-clock time: a busy machine does not stretch it."""
     log = tmp_path / "audit.log"
     out_path, err_path = tmp_path / "stdout", tmp_path / "stderr"
+    usage_path = tmp_path / "usage"
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-c", _AUDITED, str(log), *argv],
+        # Started by a small fresh process: a child's peak RSS counts the memory of the
+        # process it was forked (vforked) from, here a pytest worker that may hold a GiB.
+        proc = subprocess.Popen([sys.executable, "-c", _MEASURED, str(usage_path),
+                                 sys.executable, "-c", _AUDITED, str(log), *argv],
                                 stdout=out, stderr=err, cwd=tmp_path)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    seconds = usage.ru_utime + usage.ru_stime
+    proc.wait()
+    status, user, system, maxrss = usage_path.read_text().split()
+    proc.returncode = int(status)
+    seconds = float(user) + float(system)
     opened = [line.decode("utf-8", "surrogateescape").replace("\\n", "\n")
               for line in log.read_bytes().splitlines()]
     done = subprocess.CompletedProcess(proc.args, proc.returncode, out_path.read_bytes(),
                                        err_path.read_bytes())
-    return done, opened, seconds, usage.ru_maxrss / 1024
+    return done, opened, seconds, int(maxrss) / 1024
 
 
 def _allowed_prefixes(*dirs: Path) -> list[str]:
