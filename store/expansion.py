@@ -226,7 +226,7 @@ class GitTreeReader:
         self.missing -= set(wanted)
 
     def _cat(self, sha: str) -> bytes | None:
-        from .sources.git_run import start_git
+        from .sources.git_run import read_batch_blob, start_git
 
         if self._proc is None or self._pid != os.getpid():
             self._proc = start_git(["cat-file", "--batch"], git_dir=self.clone,
@@ -234,18 +234,8 @@ class GitTreeReader:
             self._pid = os.getpid()
         stdin, stdout = self._proc.stdin, self._proc.stdout
         assert stdin is not None and stdout is not None
-        stdin.write(sha.encode("ascii") + b"\n")
-        stdin.flush()
-        header = stdout.readline().split()
-        if len(header) == 2 and header[1] == b"missing":
-            return None
-        if len(header) != 3 or header[1] != b"blob":
-            raise OSError(f"cannot read blob {sha}")
-        size = int(header[2])
-        data = stdout.read(size)
-        if len(data) != size or stdout.read(1) != b"\n":
-            raise OSError(f"cannot read blob {sha}: short read")
-        return data if size <= self.max_bytes else None
+        data = read_batch_blob(stdin, stdout, sha)
+        return data if data is not None and len(data) <= self.max_bytes else None
 
     def close(self) -> None:
         if self._proc is not None and self._pid == os.getpid():

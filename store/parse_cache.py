@@ -520,15 +520,8 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 def decode(blob: bytes, name: str, path: str, raw: bytes) -> ParsedFile | None:
     """The ParsedFile an entry holds (``raw`` in it), or None unless every check passes."""
-    head = len(MAGIC) + 65
-    if not blob.startswith(MAGIC) or len(blob) < head or blob[head - 1:head] != b"\n":
-        return None
-    body = blob[head:]
-    if hashlib.sha256(body).hexdigest().encode() != blob[len(MAGIC):head - 1]:
-        return None
-    try:
-        fields = json.loads(body)
-    except (ValueError, RecursionError):  # (nested too deeply: not an entry)
+    fields = _checked_body(blob, MAGIC)
+    if fields is None:
         return None
     return _decoded(fields, name, path, raw)
 

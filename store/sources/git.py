@@ -55,7 +55,7 @@ from .docs_folder import (
     classify,
     is_config_name,
 )
-from .git_run import FETCH_OPTIONS, run_git, start_git
+from .git_run import FETCH_OPTIONS, read_batch_blob, run_git, start_git
 from .identity import Source, git_source, place_of, remote_names
 from .walk import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile, nothing_to_index
 
@@ -446,18 +446,9 @@ class BlobReader:
                                    stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
         stdin, stdout = self._proc.stdin, self._proc.stdout
         assert stdin is not None and stdout is not None
-        try:
-            stdin.write(sha.encode("ascii") + b"\n")
-            stdin.flush()
-        except BrokenPipeError:  # (git stopped at an object it does not have)
-            raise OSError(f"cannot read blob {sha}") from None
-        header = stdout.readline().split()
-        if len(header) != 3 or header[1] != b"blob":
+        data = read_batch_blob(stdin, stdout, sha)
+        if data is None:
             raise OSError(f"cannot read blob {sha}")
-        size = int(header[2])
-        data = stdout.read(size)
-        if len(data) != size or stdout.read(1) != b"\n":
-            raise OSError(f"cannot read blob {sha}: short read")
         return data
 
     def reader(self, sha: str) -> Callable[[], bytes]:

@@ -50,7 +50,7 @@ import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ...foundation.errors import GitTimeout, UsageError
 
@@ -192,3 +192,23 @@ def run_git(args: Sequence[str], *, cwd: str | Path | None = None,
 __all__ = ["DEFAULT_GIT_TIMEOUT", "FETCH_OPTIONS", "GIT_TIMEOUT_ENV", "SAFE_OPTIONS",
            "GitResult", "GitTimeout", "git_command", "git_env", "git_timeout", "run_git",
            "start_git", "wait_git"]
+
+
+def read_batch_blob(stdin: Any, stdout: Any, sha: str) -> bytes | None:
+    """One blob through a running ``git cat-file --batch`` (its pipes): its bytes, None
+    when git says it is missing; OSError when the answer is not a whole blob."""
+    try:
+        stdin.write(sha.encode("ascii") + b"\n")
+        stdin.flush()
+    except BrokenPipeError:  # (git stopped at an object it does not have)
+        raise OSError(f"cannot read blob {sha}") from None
+    header = stdout.readline().split()
+    if len(header) == 2 and header[1] == b"missing":
+        return None
+    if len(header) != 3 or header[1] != b"blob":
+        raise OSError(f"cannot read blob {sha}")
+    size = int(header[2])
+    data = stdout.read(size)
+    if len(data) != size or stdout.read(1) != b"\n":
+        raise OSError(f"cannot read blob {sha}: short read")
+    return data
