@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"error: {message}\n")
+        # argparse quotes the arguments it refuses: one line, every name escaped.
+        self.exit(EXIT_USAGE, f"error: {printable(message)}\n")
 
 
 DESCRIPTION = ("Build documentation caches from folders and git repositories, list, inspect "

@@ -447,3 +447,12 @@ def test_every_argument_and_option_is_described() -> None:
     assert len(seen) == 14
     code, out, _ = run("hook", "install", "--help", env={"COLUMNS": "80"})
     assert code == 0 and b"--subdir PATH" in out and b"--name NAME" in out
+
+
+def test_a_refused_argument_is_echoed_on_one_line(tmp_path: Path) -> None:
+    """argparse quotes what it refuses; a newline in it must not start a second line that
+    a reader of stderr would take for another message (found by test_fuzz_cli_long)."""
+    code, out, err = run("resolve", "--", "q", "--budget", "4000\n", "--root", str(tmp_path))
+    assert code == 1 and out == b""
+    assert err.startswith(b"error: ") and err.count(b"\n") == 1, err
+    assert b"4000\\n" in err
