@@ -213,25 +213,12 @@ class ParseCache:
         if self.fd < 0:
             return None
         name = entry_name(path, data)
-        try:
-            fd = os.open(name, _READ, dir_fd=self.fd)
-        except OSError:
-            return None
-        try:
-            info = os.fstat(fd)
-            blob = read_entry(fd, name) if info.st_uid in self._writers else None
-            parsed = decode(blob, name, path, raw) if blob is not None else None
-            if parsed is not None and info.st_ino not in self._touched:
-                self._touched.add(info.st_ino)
-                os.utime(fd)  # least recently used goes first (``trim``)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        return parsed
+        return self._read_named(name, lambda blob: decode(blob, name, path, raw))
 
-    def _read_named(self, name: str) -> bytes | None:
-        """The bytes of entry ``name`` if there is one written by a trusted owner."""
+    def _read_named(self, name: str, take: Callable[[bytes], Any] = bytes) -> Any:
+        """``take`` of the bytes of entry ``name`` if there is one written by a trusted
+        owner, else None; an entry ``take`` keeps is marked used (``trim`` drops the least
+        recently used first)."""
         try:
             fd = os.open(name, _READ, dir_fd=self.fd)
         except OSError:
@@ -239,14 +226,15 @@ class ParseCache:
         try:
             info = os.fstat(fd)
             blob = read_entry(fd, name) if info.st_uid in self._writers else None
-            if blob is not None and info.st_ino not in self._touched:
+            taken = take(blob) if blob is not None else None
+            if taken is not None and info.st_ino not in self._touched:
                 self._touched.add(info.st_ino)
                 os.utime(fd)
         except OSError:
             return None
         finally:
             os.close(fd)
-        return blob
+        return taken
 
     def get_expanded(self, path: str, data: bytes,
                      state: Callable[[str], str | None]) -> ParsedFile | None:
