@@ -105,6 +105,12 @@ def test_which_pins_are_refused_and_where_the_rest_come_from(tmp_path: Path) -> 
         "configuration does not use for it (https://npm.corp.example/c/)")
     assert choices.for_pin(npm("@evil/x", "https://registry.npmjs.org/")).refusal.startswith(
         ".npmrc names the registry https://evil.example/npm/")
+    # a project's default registry: every package but those of a scope the user maps
+    (tmp_path / ".npmrc").write_text("registry=https://evil.example/all/\n")
+    choices = IndexChoice(tmp_path, env=ENV)
+    assert choices.for_pin(npm("leftpad")).refusal.startswith(".npmrc names the registry")
+    assert choices.for_pin(npm("@corp/ui")).refusal is None
+    (tmp_path / ".npmrc").write_text("@evil:registry=https://evil.example/npm/\n")
 
     trusting = IndexChoice(tmp_path, env=ENV, trust=True)
     taken = trusting.for_pin(pypi(indexes=("https://u:p@evil.example/simple",)))

@@ -255,8 +255,10 @@ class IndexChoice:
                                       else npm_names(self.project))
         return self._names[ecosystem]
 
-    def named(self, pin: Any) -> list[Named]:
-        """The non-default locations the project names for ``pin``."""
+    def named(self, pin: Any, config: Any = None) -> list[Named]:
+        """The non-default locations the project names for ``pin``. ``config``: the
+        user's npm configuration, whose scope registry for a scoped pin wins over a
+        project's default registry (as in npm, where a scope's entry wins)."""
         where = ", ".join(pin.sources)
         if pin.ecosystem == "pypi":
             found = [Named(u, where) for u in pin.indexes]
@@ -268,7 +270,8 @@ class IndexChoice:
             if not found or _is_default("npm", pin.index):
                 scopes = self._project_names("npm")
                 scope = pin.name.split("/", 1)[0] if pin.name.startswith("@") else ""
-                chosen = scopes.get(scope) or scopes.get("")
+                mine = {s for s, _ in config.scopes} if config is not None else set()
+                chosen = scopes.get(scope) or (None if scope in mine else scopes.get(""))
                 found = [chosen] if chosen else []
         return [n._replace(url=_clean(n.url, n.flat)) for n in found
                 if not _is_default(pin.ecosystem, n.url)]
@@ -277,7 +280,7 @@ class IndexChoice:
         """How ``pin`` is fetched (``Choice``); DocIndexError when the user's
         configuration does not read."""
         config = self.config(pin.ecosystem)
-        named = self.named(pin)
+        named = self.named(pin, config)
         if pin.ecosystem == "pypi":
             return self._pypi(config, named)
         return self._npm(config, pin.name, named)
