@@ -428,6 +428,7 @@ def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: Exit
         shown_files = ", ".join(sorted(docs)) or "none"
         about.append(f"docs: no docs folder in the archive; its README-like files: "
                      f"{shown_files}")
+    about += [line for line in [selection.copies_line()] if line]
     if spec.ecosystem == PYPI:
         pages = api_pages(list(files), set(files))
         from_archive.update(pages)
