@@ -33,7 +33,8 @@ half of them the pages of one other folder the selection indexes. The copy is le
 and named in the summary (``copies_line``); a ``_sources`` folder whose sources are not
 there is the only copy of those docs and stays. Other docs tools' outputs (MkDocs'
 ``site/``, mdBook's ``book/``, Docusaurus' ``build/``) hold HTML, not pages, and need no
-rule; build folders are left out by name only outside git (``walk.SKIPPED_DIRS``).
+rule; build folders are left out by name only outside git and in a git URL's tree
+(``walk.SKIPPED_DIRS``; not a ``build/`` holding a Sphinx ``conf.py``: its sources).
 
 Whatever the mode, ``.txt`` files are reStructuredText below a Sphinx ``conf.py`` whose
 ``source_suffix`` says so (Django's ``docs/``); other ``.txt`` files, and the other
