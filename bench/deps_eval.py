@@ -15,7 +15,7 @@ section holds it). The split into dev and held-out halves (``deps-split.json``) 
 by :func:`split` before any answer was seen: the held-out half is reported, never used to
 choose.
 
-    python -m bench.deps_eval sync [--root DIR]      # doc-index sync of both apps (network)
+    python -m bench.deps_eval sync [--root DIR] [--git-mirrors DIR]  # both apps (network)
     python -m bench.deps_eval embed [--root DIR]     # vectors for every cache (the extra)
     python -m bench.deps_eval run [--split dev] [--mode lexical meaning] [--details]
 
@@ -208,15 +208,37 @@ def format_result(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def sync(root: Path) -> None:
+def mirror_home(mirrors: Path, home: Path) -> dict[str, str]:
+    """An environment whose HOME points github.com at local snapshots (``fetch``'s
+    ``OWNER+NAME/repo`` folders) with git's own ``url.<base>.insteadOf``, as an air-gapped
+    machine would (docs/packages.md); the user's pip and npm configuration is copied."""
+    lines = []
+    for repo in sorted(mirrors.glob("*/repo")):
+        owner, _, name = repo.parent.name.partition("+")
+        lines.append(f'[url "file://{repo}"]')
+        for slug in sorted({f"{owner}/{name}", f"{owner}/{name}".lower()}):
+            lines += [f"\tinsteadOf = https://github.com/{slug}.git",
+                      f"\tinsteadOf = https://github.com/{slug}"]
+    home.mkdir(parents=True, exist_ok=True)
+    (home / ".gitconfig").write_text("\n".join(lines) + "\n")
+    real = Path.home()
+    for name in (".config/pip/pip.conf", ".pip/pip.conf", ".npmrc"):
+        if (real / name).is_file():
+            (home / name).parent.mkdir(parents=True, exist_ok=True)
+            (home / name).write_bytes((real / name).read_bytes())
+    return {**os.environ, "HOME": str(home)}
+
+
+def sync(root: Path, mirrors: Path | None = None) -> None:
     """``doc-index sync`` of every lockfile folder of both apps into ``root``."""
+    env = None if mirrors is None else mirror_home(mirrors, root.parent / "home")
     folders = sorted({p.parent for p in APPS.rglob("*")
                       if p.name in ("requirements.txt", "package-lock.json")
                       and "node_modules" not in p.parts})
     for folder in folders:
         print(f"== sync {folder.relative_to(REPO)}", flush=True)
         subprocess.run([sys.executable, "-m", "doc_index.cli", "sync", str(folder),
-                        "--root", str(root)], check=False)
+                        "--root", str(root)], check=False, env=env)
 
 
 def embed(root: Path, model_dir: Path | None) -> None:
@@ -245,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="dev", choices=("dev", "held-out", "all"))
     parser.add_argument("--mode", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument("--model", type=Path, default=None)
+    parser.add_argument("--git-mirrors", type=Path, default=None,
+                        help="sync: reach github.com through the snapshots in this folder")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--details", action="store_true")
     args = parser.parse_args(argv)
@@ -256,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         SPLIT_FILE.write_text(json.dumps(split(load_questions()), indent=1) + "\n")
         return 0
     if args.step == "sync":
-        sync(args.root)
+        sync(args.root, args.git_mirrors)
         return 0
     if args.step == "embed":
         embed(args.root, model_dir)
