@@ -244,6 +244,7 @@ def sync(root: Path, mirrors: Path | None = None) -> None:
 def embed(root: Path, model_dir: Path | None) -> None:
     """Vectors for every cache of the root that has none (the build's second step)."""
     from doc_index.embedding.model import find_model
+
     from doc_index.meaning_build import embed_cache
 
     path = find_model(model_dir)
