@@ -39,7 +39,7 @@ from ...foundation.errors import DocIndexError, UsageError, exit_code_of
 from ...foundation.printable import printable
 from ..index_store import IndexStore
 from ..sync_records import made_for, pinned_by_projects, write_record
-from .identity import PACKAGE_KINDS
+from .identity import PACKAGE_KINDS, docs_note
 from .index_choice import Choice, IndexChoice, rebuild_reason
 from .package import PackageSpec
 
@@ -52,7 +52,8 @@ class SyncItem(NamedTuple):
     """One step of the plan: the cache, the package spec (``pypi:flask==3.1.0``), what
     to do and why; after a run, ``outcome`` (``kept``, ``built``, ``up to date``,
     ``pruned``, ``refused``, ``failed``) and ``message`` (a failure's or a refusal's one
-    line, a build's counts)."""
+    line, a build's counts); ``note``: what the kept or built cache could not get
+    (``identity.docs_note``)."""
 
     key: str
     spec: str
@@ -61,6 +62,7 @@ class SyncItem(NamedTuple):
     outcome: str | None = None
     message: str | None = None
     exit_code: int = 0
+    note: str | None = None
 
 
 class SyncReport(NamedTuple):
@@ -216,7 +218,7 @@ def _do(store: IndexStore, project: Path, item: SyncItem, entry: _Pinned | None,
     if item.outcome is not None:  # failed in the plan already
         return item
     if item.action == KEEP:
-        return item._replace(outcome="kept")
+        return item._replace(outcome="kept", note=docs_note(store.source_record(item.key)))
     try:
         if item.action == PRUNE:
             store.delete_index(item.key)
@@ -236,7 +238,8 @@ def _do(store: IndexStore, project: Path, item: SyncItem, entry: _Pinned | None,
     if item.reason not in ("not cached",) and not item.reason.startswith("pin changed"):
         notes.append(item.reason)  # a cache from another index or archive, rebuilt
     return item._replace(outcome=outcome, message="; ".join(
-        [f"{files} files, {report.sections} sections", *notes]))
+        [f"{files} files, {report.sections} sections", *notes]),
+        note=docs_note(store.source_record(item.key)))
 
 
 def _remember(root: Path, project: Path, pinned: list[SyncItem], done: list[SyncItem]) -> None:
