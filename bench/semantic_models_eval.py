@@ -77,6 +77,9 @@ class BenchEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(self.c.onnx.read_bytes(), sess_options=options,
                                              providers=["CPUExecutionProvider"])
+        # the last hidden state: the first output of rank 3 (an export may put a pooled
+        # output or an attention mask before it)
+        self._output = next(o.name for o in self._session.get_outputs() if len(o.shape) == 3)
 
     def pieces(self, texts: Sequence[str], max_pieces: int, query: bool) -> list[list[int]]:
         self.load()
@@ -111,7 +114,8 @@ class BenchEmbedder:
         feeds = {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids),
                  "token_type_ids": np.zeros_like(input_ids)}
         wanted = {i.name for i in self._session.get_inputs()}
-        hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in wanted})[0]
+        hidden = self._session.run([self._output],
+                                   {k: v for k, v in feeds.items() if k in wanted})[0]
         pooled = hidden[:, 0] if self.c.pooling == "cls" else hidden.mean(axis=1,
                                                                            dtype=np.float32)
         norm = np.sqrt((pooled * pooled).sum(axis=1, keepdims=True, dtype=np.float32))
@@ -314,6 +318,17 @@ elif job["kind"] == "sections":
     e.embed(texts, job["pieces"])
     out["ms_per_text"] = 1000 * (time.perf_counter() - t) / len(texts)
     out["cpu_ms_per_text"] = 1000 * (time.process_time() - c0) / len(texts)
+elif job["kind"] == "pairs":  # a cross-encoder's work: K (query, section) pairs a query
+    k, groups = job["k"], job["groups"]
+    e.embed([q + " [SEP] " + t for q, t in groups[0][:k]], job["pieces"])
+    wall, cpu = [], []
+    for group in groups:
+        t, c0 = time.perf_counter(), time.process_time()
+        e.embed([q + " [SEP] " + t for q, t in group[:k]], job["pieces"])
+        wall.append(time.perf_counter() - t); cpu.append(time.process_time() - c0)
+    wall.sort(); cpu.sort()
+    out["ms_per_text"] = 1000 * wall[len(wall) // 2]
+    out["cpu_ms_per_text"] = 1000 * cpu[len(cpu) // 2]
 else:
     e.embed(texts[:4], 128, query=True)
     wall, cpu = [], []
@@ -393,6 +408,34 @@ def cmd_cost(args: argparse.Namespace) -> int:
     return 0
 
 
+
+def cmd_rerank_cost(args: argparse.Namespace) -> int:
+    """What a cross-encoder over the top K would cost per query here. No cross-encoder
+    can be had offline, but ms-marco-MiniLM-L-6-v2 is all-MiniLM-L6-v2's network (BERT,
+    6 layers, 384 wide) with a 384 -> 1 head, so its forward pass over a (question,
+    section) pair costs what ``minilm-l6``'s does over the joined text; ``minilm-l3``
+    stands for the 2- and 4-layer ones (-L-2, -L-4: 2/3 and 4/3 of its cost)."""
+    import random
+
+    fastapi = semantic.Loaded("fastapi-docs", quality.DEFAULT_CORPORA / "fastapi-docs")
+    queries = [q["query"] for q in semantic.question_sets(False)["dev"]][:20]
+    rng = random.Random(30)
+    groups = [[(q, t) for t in rng.sample(fastapi.inputs, 20)] for q in queries]
+    result: dict[str, Any] = {}
+    for name, c in semantic_candidates.candidates(only=set(args.models.split(","))).items():
+        for pieces in (128, 256):
+            for k in (5, 10, 20):
+                got = median_of({"candidate": candidate_job(c), "threads": 1, "kind": "pairs",
+                                 "texts": [], "groups": groups, "k": k, "pieces": pieces})
+                result[f"{name} k={k} pieces={pieces}"] = got
+                print(f"{name:<10} K={k:<3} {pieces} pieces: {got['ms_per_text']:.1f} ms a "
+                      f"query (cpu {got['cpu_ms_per_text']:.1f}); load avg "
+                      f"{got['load_average']}", flush=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "rerank-cost.json").write_text(json.dumps(result, indent=1))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -405,7 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     return COMMANDS[args.command](args)
 
 
-COMMANDS = {"embed": cmd_embed, "quality": cmd_quality, "cost": cmd_cost}
+COMMANDS = {"embed": cmd_embed, "quality": cmd_quality, "cost": cmd_cost,
+            "rerank-cost": cmd_rerank_cost}
 
 if __name__ == "__main__":
     sys.exit(main())
