@@ -418,13 +418,13 @@ def cmd_rerank_cost(args: argparse.Namespace) -> int:
     import random
 
     fastapi = semantic.Loaded("fastapi-docs", quality.DEFAULT_CORPORA / "fastapi-docs")
-    queries = [q["query"] for q in semantic.question_sets(False)["dev"]][:20]
+    queries = [q["query"] for q in semantic.question_sets(False)["dev"]][:10]
     rng = random.Random(30)
-    groups = [[(q, t) for t in rng.sample(fastapi.inputs, 20)] for q in queries]
+    groups = [[(q, t) for t in rng.sample(fastapi.inputs, 10)] for q in queries]
     result: dict[str, Any] = {}
     for name, c in semantic_candidates.candidates(only=set(args.models.split(","))).items():
         for pieces in (128, 256):
-            for k in (5, 10, 20):
+            for k in (5, 10):
                 got = median_of({"candidate": candidate_job(c), "threads": 1, "kind": "pairs",
                                  "texts": [], "groups": groups, "k": k, "pieces": pieces})
                 result[f"{name} k={k} pieces={pieces}"] = got
