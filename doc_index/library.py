@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from .meaning_status import MeaningStatus
     from .search.cache_details import CacheDetails
     from .search.results import Answer, Outline, Reading
     from .search.warm_caches import WarmCaches
@@ -181,6 +182,13 @@ class DocIndex:
         folder = dest if dest is not None else self.model
         target = Path(folder) if folder is not None else user_model_dir()
         return fetch.fetch(target, url or fetch.URL, progress=progress)
+
+    def meaning_status(self) -> MeaningStatus:
+        """Whether answers use meaning (where a cache holds vectors) with this index's
+        model folder, and why not (``meaning_status``)."""
+        from .meaning_status import meaning_status
+
+        return meaning_status(self.model)
 
     def mcp_config(self, client: str) -> str:
         """The MCP configuration block of this installation for ``client`` (one of

@@ -48,6 +48,7 @@ from .budget import check_budget
 from .packing import MARGIN, charge, doc_charge
 from .provenance import Lines, heading_path, line_count, section_source, split_lines
 from .results import (
+    READ_SCOPES,
     Outline,
     OutlineFile,
     OutlineSection,
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from ..store.native_cache import NativeCache
     from .warm_caches import WarmCaches
 
-SCOPES = ("section", "page", "neighbours")
+SCOPES = READ_SCOPES
 DEFAULT_BUDGET = 2000
 MAX_ARGUMENT_BYTES = 4096  # an id, prefix or cursor (ids are slugs of one heading)
 _DEPTH_MEMO = "navigation-depths"
@@ -78,7 +79,9 @@ class NavigationError(QueryError):
 
 
 def _shown(text: str) -> str:
-    return printable(text if len(text) <= 80 else text[:77] + "...")
+    """An argument quoted for a message: at most 80 characters, controls escaped."""
+    cut = text if len(text) <= 80 else text[:77] + "..."
+    return f"'{cut}'" if cut.isprintable() else printable(cut)
 
 
 # The two kinds of cache as one view: ids, files, tokens, titles, depths, text, source.
@@ -423,3 +426,10 @@ def reading_text(answer: Reading) -> str:
     """The reading's JSON text (what every door prints or sends)."""
     return dumps({"documents": answer.documents, "read": answer.read})
 
+
+
+@spec_errors
+def section_ids(cache_dir: Path, *, warm: WarmCaches | None = None) -> list[str]:
+    """Every section id of the cache at ``cache_dir``, in outline order (MCP completions
+    of a section template's ``id``)."""
+    return with_loaded(cache_dir, lambda cache: list(_view(cache).ids), warm)

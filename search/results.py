@@ -99,6 +99,10 @@ class Answer(NamedTuple):
     selection: Selection
 
 
+READ_SCOPES = ("section", "page", "neighbours")
+"""What ``read`` returns of a section: it, every section of its file, or those beside it."""
+
+
 class OutlineSection(TypedDict):
     """One section in an outline: its id, heading (``""`` for a file's text before its
     first heading), depth (titled headings in its heading path: 0 for that text, 1 for a
