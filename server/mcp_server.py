@@ -66,20 +66,18 @@ def instructions(style: str, root: Path | None = None,
     list_caches = published_name(LIST_CACHES, style)
     resolve = published_name(RESOLVE, style)
     text = (
-        f"Read-only documentation caches, each one project's docs (a git repository, a "
-        f"folder, or a package at a pinned version) split into sections. Cache names are "
-        f"exact: `owner-name` (a repository: `pallets-flask`), `NAME@VERSION` (a package: "
-        f"`flask@3.1.0`), `local-...` (a folder). {list_caches} lists them; the resource "
-        f"{RESOURCE_URI} tells each one's source, version, commit and the projects that "
-        f"pin it: look there when a name is refused (cache_missing). Start with {resolve} "
-        f"(a cache, a question in the words the docs likely use, a budget: 2000 to start, "
-        f"8000 for broad questions), then read what it points to: {READ} by a document's "
-        f"id gives the section whole, its page or its neighbours; {OUTLINE} lists a "
-        f"cache's files and headings with their ids."
+        f"Read-only documentation caches, each one project's docs split into sections. "
+        f"Cache names are exact: `owner-name` (a repository: `pallets-flask`), "
+        f"`NAME@VERSION` (a package: `flask@3.1.0`), `local-...` (a folder); {list_caches} "
+        f"lists them and the resource {RESOURCE_URI} tells each one's source, version and "
+        f"pinning projects: look there when a name is refused. Start with {resolve} "
+        f"(budget 2000; 8000 for broad questions), then read what it points to with {READ} "
+        f"(a section whole, its page or its neighbours); {OUTLINE} lists a cache's "
+        f"headings and ids."
     )
     if meaning is not None:
         text += (" Answers use meaning too where a cache holds vectors." if meaning.on else
-                 f" Answers match words, not meaning ({meaning.why}).")
+                 " Answers match words, not meaning: use the docs' own terms.")
     packages = _package_lines(root) if root is not None else []
     if packages:
         text += (" Dependency docs at pinned versions (cache: package version, projects "

@@ -128,27 +128,22 @@ def _no_others(args: dict[str, Any], known: tuple[str, ...]) -> None:
 # What an agent reads in tools/list. {list_caches} and {resolve} become the published
 # names of those tools. Kept here, apart from the v0 tools' texts (mcp_tools).
 OUTLINE_DESCRIPTION = (
-    "A cache's table of contents: its files (path order) with their headings, each "
-    "with its section id, depth and tokens. Narrow it with `prefix` (a file path start) "
-    "or `depth` (1: page titles only). When outline.next is not null, call again with "
-    "cursor=next for the rest. Then read a section with context_read."
+    "A cache's table of contents: its files with their headings' section ids, depth and "
+    "tokens. Narrow it with `prefix` (a file path start) or `depth` (1: page titles). "
+    "outline.next not null: call again with cursor=next for the rest."
 )
 READ_DESCRIPTION = (
-    "Read by section id (from {resolve} or context_outline): scope `section` (it whole), "
-    "`page` (every section of its file, in order) or `neighbours` (the sections just "
-    "before and after it). Each document names its file, heading path and lines, as "
-    "{resolve}'s do. Use it when an answer is an excerpt (source.excerpt) or you need "
-    "the text around it. A section cut to fit is an excerpt; read.next_line not null: "
-    "call again with line=next_line for the rest."
+    "Read by section id (from {resolve} or context_outline): the `section` whole, its "
+    "`page` (every section of its file) or its `neighbours` (before and after), cited as "
+    "{resolve} cites. read.next_line not null: call again with line=next_line for the rest."
 )
-ID_PARAMETER = "A section id, as resolve and outline give it."
-SCOPE_PARAMETER = "section (default), page or neighbours."
-LINE_PARAMETER = "Start at this line of the file: read.next_line of the last answer."
-PREFIX_PARAMETER = "Only files whose path starts with this, e.g. `docs/api/`."
-DEPTH_PARAMETER = "Only headings at most this deep (1: page titles)."
-CURSOR_PARAMETER = "Start at this section id: outline.next of the last answer."
-BUDGET_PARAMETER = ("Most tokens the whole answer may use (default 2000; 8000 to read "
-                    "a long page in one go).")
+ID_PARAMETER = "Section id."
+SCOPE_PARAMETER = "Default: section."
+LINE_PARAMETER = "Go on from this line of the file (read.next_line)."
+PREFIX_PARAMETER = "File path start, e.g. `docs/api/`."
+DEPTH_PARAMETER = "Deepest heading depth listed (1: page titles)."
+CURSOR_PARAMETER = "Go on from this section id (outline.next)."
+BUDGET_PARAMETER = "Most tokens the answer may use (default 2000)."
 
 
 def tool_definitions(cache_property: dict[str, Any], names: dict[str, str],
