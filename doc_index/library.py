@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .meaning_status import MeaningStatus
     from .search.cache_details import CacheDetails
     from .search.results import Answer
     from .search.warm_caches import WarmCaches
@@ -98,7 +99,8 @@ class DocIndex:
 
     def sync(self, project: str | os.PathLike[str] = ".", *, dry_run: bool = False,
              prune: bool = False, all_locked: bool = False,
-             progress: SyncProgress | None = None) -> SyncReport:
+             progress: SyncProgress | None = None,
+             embed_progress: Progress | None = None) -> SyncReport:
         """One cache per dependency ``project`` pins (its lockfiles: uv.lock, poetry.lock,
         requirements*.txt, package-lock.json, ... docs/packages.md), named
         ``NAME@VERSION``: a pin already cached is kept (no network), another is built
@@ -107,12 +109,33 @@ class DocIndex:
         sync made for this project that no project synced into this root pins any more
         (nothing else); ``dry_run``: the plan only. A failing package is in the report
         (``SyncReport.failures``) and does not stop the others; ``progress(done, total,
-        cache)`` is called between steps."""
+        cache)`` is called between steps.
+
+        Then, with the semantic extra and a model (as ``build``), once every cache is
+        committed (they answer lexically at once), the sections of the caches the project
+        pins that have no current vectors are embedded, the model loaded once for all
+        (``embed_progress(done, total)``); ``report.meaning`` says what was done or why
+        not."""
+        from .meaning_build import embed_after_sync, model_for_build
         from .store.index_store import IndexStore
         from .store.sources.package_sync import run_sync
 
-        return run_sync(IndexStore(self.root), Path(project), dry_run=dry_run, prune=prune,
-                        all_locked=all_locked, progress=progress)
+        model = model_for_build(self.model)
+        store = IndexStore(self.root)
+        report = run_sync(store, Path(project), dry_run=dry_run, prune=prune,
+                          all_locked=all_locked, progress=progress)
+        if dry_run:
+            return report
+        return embed_after_sync(store, report, model, embed_progress)
+
+    def meaning_status(self, *, verify: bool = False) -> MeaningStatus:
+        """Whether this installation answers by meaning (the ``DOC_INDEX_SEMANTIC``
+        switch, the semantic extra, a model file found from ``model``), and why not: the
+        line every door prints (``MeaningStatus.line``). ``verify``: the model file is
+        read and checked against the pinned sha256s too (about 23 MB)."""
+        from .meaning_status import meaning_status
+
+        return meaning_status(self.model, verify=verify)
 
     def caches(self) -> list[Cache]:
         """The caches under the root (``context.list_caches``: every directory but the
@@ -238,6 +261,24 @@ class Cache:
 
             raise missing_cache(self.index.root, self.name, exc) from None
 
+    def meaning_status(self, answer: Answer | None = None) -> MeaningStatus:
+        """Whether answers from this cache use meaning, and why not (its ``vectors.bin``
+        under the installation's status, ``DocIndex.meaning_status``); with ``answer``
+        (one of its answers), what that answer did."""
+        from .meaning_status import cache_meaning, meaning_status
+
+        if answer is not None and answer.meaning is None:  # a Context Engine v0 cache
+            return cache_meaning(self.path, meaning_status(self.model), native=False)
+        status = meaning_status(self.model, verify=True)
+        found = cache_meaning(self.path, status, native=_native(self.path))
+        if answer is None or not found.on:
+            return found
+        from .search.meaning import USED
+
+        if answer.meaning == USED:
+            return found
+        return found._replace(on=False, reason=f"not used by this answer ({answer.meaning})")
+
     def info(self) -> CacheDetails:
         """Its format, validity, source, commit, sections, tokens, sizes and build time
         (``context.inspect_cache``'s fields among them). A cache under a root is described
@@ -268,6 +309,17 @@ class Cache:
             from .missing_cache import missing_cache
 
             raise missing_cache(root, self.name, CacheMissing(detail="deleted meanwhile"))
+
+
+def _native(path: Path) -> bool:
+    """The manifest at ``path`` is not a Context Engine v0 one: the store's starts with
+    its ``index_version`` among the first fields, a v0 one has a ``build_config``."""
+    try:
+        with open(path / "manifest.json", "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return True
+    return b'"index_version":' in head[:256] or b'"build_config"' not in head
 
 
 def build_v0(sources: str | os.PathLike[str], cache: str | os.PathLike[str], *,

@@ -82,12 +82,21 @@ def test_where_the_model_is_looked_for(tmp_path: Path, monkeypatch: pytest.Monke
     assert model.find_model(given) == given / "onnx" / "model_quint8_avx2.onnx"
     assert model.find_model() == env / "model.onnx"
     monkeypatch.delenv(model.MODEL_ENV)
+    # Nothing fetched: the model of the package the semantic extra installs, if it is.
+    packaged = model.packaged_model_dir()
+    if packaged is not None:
+        assert model.find_model() == packaged / "model.onnx"
+    monkeypatch.setattr(model, "MODEL_PACKAGE_MODULE", "no_such_package_here")
+    assert model.packaged_model_dir() is None
     with pytest.raises(model.ModelError, match="doc-index model fetch"):
         model.find_model()
     fetched = cache / "doc-index" / "models" / "all-MiniLM-L6-v2" / "model_quint8_avx2.onnx"
     fetched.parent.mkdir(parents=True)
     fetched.write_bytes(b"x")
     assert model.find_model() == fetched
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    assert model.find_model() == fetched  # a fetched file comes before the packaged one
     with pytest.raises(model.ModelError, match="no model file in .*named by --model"):
         model.find_model(tmp_path / "empty")
 

@@ -25,6 +25,8 @@ def sync_lines(report: SyncReport) -> list[str]:
         counts = [f"{report.count(o)} {o}" for o in ("kept", "built", "up to date", "pruned",
                                                     "failed") if report.count(o)]
         lines.append(f"done: {', '.join(counts) or 'nothing to do'}")
+    if report.meaning is not None:
+        lines.append(f"meaning: {printable(report.meaning)}")
     for item in report.failures:
         lines.append(f"failed: {printable(item.spec)}: {printable(item.message or '')}")
     return lines

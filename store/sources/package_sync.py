@@ -55,13 +55,15 @@ class SyncItem(NamedTuple):
 
 class SyncReport(NamedTuple):
     """What ``sync`` planned (``dry_run``) or did, in plan order, with the lockfiles read
-    and their warnings."""
+    and their warnings; ``meaning``: what embedding the caches did, or why not (set by
+    the library after the sync, ``doc_index.meaning_build``)."""
 
     project: Path
     files: tuple[str, ...]
     warnings: tuple[str, ...]
     items: tuple[SyncItem, ...]
     dry_run: bool
+    meaning: str | None = None
 
     @property
     def failures(self) -> tuple[SyncItem, ...]:
