@@ -204,12 +204,16 @@ class DocIndex:
         target = Path(folder) if folder is not None else user_model_dir()
         return fetch.fetch(target, url or fetch.URL, progress=progress)
 
-    def mcp_config(self, client: str) -> str:
+    def mcp_config(self, client: str, meaning: MeaningStatus | None = None) -> str:
         """The MCP configuration block of this installation for ``client`` (one of
-        ``mcp_config.CLIENTS``), serving this root."""
+        ``mcp_config.CLIENTS``), serving this root; when answers use meaning here
+        (``meaning``, else ``meaning_status(verify=True)``), the server it starts is given
+        the model's folder (``--model``), so it answers by meaning too."""
         from .mcp_config import config_text
 
-        return config_text(client, self.root)
+        if meaning is None:
+            meaning = self.meaning_status(verify=True)
+        return config_text(client, self.root, meaning.model_dir if meaning.on else None)
 
 
 class Cache:

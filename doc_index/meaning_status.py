@@ -99,42 +99,13 @@ def _inside(path: Path, folder: Path) -> bool:
     return True
 
 
-class CacheMeaning(NamedTuple):
-    """One cache's vectors: ``state`` is ``current`` (written for its manifest as it is
-    now), ``stale`` (an earlier build's), ``none`` or ``not native`` (a Context Engine v0
-    cache never has them); ``sections`` and ``model_sha256`` from the sidecar's header."""
-
-    state: str
-    sections: int = 0
-    model_sha256: str | None = None
-
-
-def cache_vectors(cache_dir: Path) -> CacheMeaning:
-    """What ``cache_dir``'s ``vectors.bin`` holds (its header and the manifest's sha256;
-    the rows are not read)."""
-    from .embedding.vectors import MAX_HEADER, SIDECAR, parse_header
-
-    try:
-        with open(cache_dir / SIDECAR, "rb") as fh:
-            head = fh.read(MAX_HEADER + 64)
-    except OSError:
-        return CacheMeaning("none")
-    info, _ = parse_header(head)
-    if info is None:
-        return CacheMeaning("stale")
-    try:
-        manifest = (cache_dir / "manifest.json").read_bytes()
-    except OSError:
-        return CacheMeaning("stale")
-    state = "current" if hashlib.sha256(manifest).hexdigest() == info.manifest_sha256 else "stale"
-    return CacheMeaning(state, info.count, info.model_sha256)
-
-
 def cache_meaning(cache_dir: Path, status: MeaningStatus, native: bool = True) -> MeaningStatus:
     """Whether answers from the cache at ``cache_dir`` use meaning under ``status`` (the
     installation's, verified for the model's sha256 to be compared), and why not."""
     if not native:
         return MeaningStatus(False, "a Context Engine v0 cache is answered by its own rules")
+    from .search.cache_details import cache_vectors
+
     vectors = cache_vectors(cache_dir)
     rebuild = "doc-index build (or sync) it again to embed it"
     if vectors.state == "none":

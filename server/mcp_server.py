@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from doc_index import __version__
 
 from ..foundation.errors import EXIT_INTERRUPTED, spec_json
+from ..meaning_status import MeaningStatus, meaning_status
 from ..search.cache_catalog import RESOURCE_URI
 from ..search.warm_caches import WarmCaches, memory_budget
 from .mcp_tools import (
@@ -52,10 +53,12 @@ logger = logging.getLogger("doc_index.server.mcp")
 SERVER_NAME = "doc-index"
 
 
-def instructions(style: str, root: Path | None = None) -> str:
+def instructions(style: str, root: Path | None = None,
+                 meaning: MeaningStatus | None = None) -> str:
     """What the server tells the agent at the start: how to use the tools, where each
-    cache's source and version are (the ``doc-index://caches`` resource), and, when the
-    root holds caches of published packages, those at start (``MAX_LISTED``)."""
+    cache's source and version are (the ``doc-index://caches`` resource), whether answers
+    use meaning (``meaning``: the server's status) and, when the root holds caches of
+    published packages, those at start (``MAX_LISTED``)."""
     list_caches = published_name(LIST_CACHES, style)
     resolve = published_name(RESOLVE, style)
     text = (
@@ -66,6 +69,10 @@ def instructions(style: str, root: Path | None = None) -> str:
         f"its source (a folder, a git repository, or a package at a pinned version), ref, "
         f"commit, and the projects that pin it."
     )
+    if meaning is not None:
+        text += (" Answers match the question's meaning as well as its words in caches that "
+                 "hold vectors." if meaning.on else
+                 f" Answers match words, not meaning ({meaning.line()}).")
     packages = _package_lines(root) if root is not None else []
     if packages:
         text += (" Dependency docs at pinned versions (cache: package version, projects "
@@ -100,16 +107,18 @@ def _package_lines(root: Path) -> list[str]:
     return lines
 
 
-def build_server(calls: ToolCalls, style: str) -> Server[Any]:
+def build_server(calls: ToolCalls, style: str,
+                 meaning: MeaningStatus | None = None) -> Server[Any]:
     """The SDK server with the three tools and the catalog resource; tool code runs one
-    call at a time off the loop."""
+    call at a time off the loop. ``meaning``: whether it answers by meaning (its
+    descriptions and instructions say so)."""
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
     limiter = anyio.CapacityLimiter(1)
-    tools = tool_definitions(style)
+    tools = tool_definitions(style, meaning=meaning is not None and meaning.on)
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
         return {"tools": tools}
@@ -144,7 +153,7 @@ def build_server(calls: ToolCalls, style: str) -> Server[Any]:
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
-        instructions=instructions(style, calls.root),
+        instructions=instructions(style, calls.root, meaning),
         # The SDK takes a handler's result as a plain dict too and validates it into its model.
         on_list_tools=list_tools,  # type: ignore[arg-type]
         on_call_tool=call_tool,  # type: ignore[arg-type]
@@ -182,15 +191,33 @@ def run(root: Path, tool_names: str = "dotted", model: Path | None = None) -> in
     calls = ToolCalls(Path(root), warm=warm, model=model)
     if not calls.root.is_dir():
         logger.warning("cache root %s is not a directory (yet)", calls.root)
+    meaning = meaning_status(model)
+    print(f"doc-index serve: {serve_line(meaning, calls.root)}", file=sys.stderr, flush=True)
     try:
         import anyio
 
         from .mcp_transport import serve_stdio
 
-        anyio.run(serve_stdio, build_server(calls, tool_names))
+        anyio.run(serve_stdio, build_server(calls, tool_names, meaning))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     return 0
+
+
+def serve_line(meaning: MeaningStatus, root: Path) -> str:
+    """The line ``serve`` starts with: whether answers use meaning, and in how many of
+    the root's caches (those holding ``vectors.bin``), or why not."""
+    if not meaning.on:
+        return meaning.line()
+    try:
+        with os.scandir(root) as entries:
+            caches = [e.path for e in entries if e.is_dir(follow_symlinks=False)
+                      and not e.name.startswith(".")]
+    except OSError:
+        caches = []
+    held = sum(1 for c in caches if os.path.isfile(os.path.join(c, "vectors.bin")))
+    return (f"meaning: on ({meaning.reason}; {held} of {len(caches)} caches hold vectors, "
+            "the others answer by words until built again)")
 
 
 def _configure_logging() -> None:

@@ -74,12 +74,19 @@ INSPECT_CACHE_DESCRIPTION = (
     "bytes, validity. Not needed before {resolve}."
 )
 CACHE_PARAMETER = "Cache name from {list_caches}, e.g. `pallets-flask`."
-# The ranking matches words (stems, identifier parts, a few synonyms), not meaning: an
-# agent that writes the docs' likely terms gets better answers than a paraphrase.
+# Without meaning the ranking matches words (stems, identifier parts, a few synonyms): an
+# agent that writes the docs' likely terms gets better answers than a paraphrase. With it
+# (``MeaningStatus.on``: the extra and a model; caches that hold vectors), a paraphrase is
+# matched too, but the docs' own words still rank first.
 QUERY_PARAMETER = (
     "A question or keywords. Matching is by words, not meaning: use the words the docs "
     "likely use (the feature, API, function, option or error message) and add a synonym "
     "when unsure."
+)
+QUERY_PARAMETER_MEANING = (
+    "A question or keywords. Matching is by words and by meaning (in caches built with "
+    "vectors): a question in your own words works; the words the docs likely use (the "
+    "feature, API, function, option or error message) still rank best."
 )
 BUDGET_PARAMETER = (
     "Most tokens the answer may use: start with 2000; 8000 for broad questions, 500 for a "
@@ -91,8 +98,10 @@ def published_name(canonical: str, style: str) -> str:
     return canonical.replace(".", "_") if style == "underscore" else canonical
 
 
-def tool_definitions(style: str) -> list[dict[str, Any]]:
-    """The tools/list entries, in the spec's order, for tool-name ``style``."""
+def tool_definitions(style: str, meaning: bool = False) -> list[dict[str, Any]]:
+    """The tools/list entries, in the spec's order, for tool-name ``style``; ``meaning``:
+    the server answers by meaning (``doc_index.meaning_status``), which the query's
+    description says."""
     if style not in TOOL_NAME_STYLES:
         raise ValueError(f"unknown tool-name style {style!r}")
     names = {
@@ -114,7 +123,8 @@ def tool_definitions(style: str) -> list[dict[str, Any]]:
                 "type": "object",
                 "properties": {
                     "cache": cache_property,
-                    "query": {"type": "string", "description": QUERY_PARAMETER},
+                    "query": {"type": "string", "description": (
+                        QUERY_PARAMETER_MEANING if meaning else QUERY_PARAMETER)},
                     "budget": {
                         "type": "integer",
                         "minimum": 0,
