@@ -74,7 +74,8 @@ class MeaningStats(NamedTuple):
     def text(self, seconds: float) -> str:
         """The summary's ``meaning:`` text."""
         of = f" of {self.caches} caches" if self.caches != 1 else ""
-        line = (f"{self.sections:,} sections{of} ({self.reused:,} reused, "
+        plural = "" if self.sections == 1 else "s"
+        line = (f"{self.sections:,} section{plural}{of} ({self.reused:,} reused, "
                 f"{self.embedded:,} embedded), {seconds:.2f} s")
         if self.failed:
             key, why = self.failed[0]

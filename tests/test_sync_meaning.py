@@ -80,3 +80,41 @@ def test_a_synced_cache_answers_by_meaning(pkg_env: Path, monkeypatch: pytest.Mo
     done = run_cli("resolve", "beta@1.0", "how do I make a loaf?", env=MEANING_ON)
     assert done.returncode == 0, done.stderr
     assert b'"similarity":' in done.stdout
+
+
+def test_the_git_hook_embeds_what_it_builds_and_syncs(pkg_env: Path,  # noqa: F811
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import wait_for
+    from test_git_hooks import finished_runs, git
+
+    from doc_index.hooks import LOG_NAME
+
+    for name, value in MEANING_ON.items():  # the hook runs in git's environment: this one
+        monkeypatch.setenv(name, value)
+    with SimpleIndex() as index:
+        index.add("beta", "beta-1.0.tar.gz", package("beta", "1.0"))
+        monkeypatch.setenv("PIP_INDEX_URL", index.index_url)
+        author = write_tree(pkg_env / "author", {"README.md": "# App\n\nThe app.\n",
+                                                 "requirements.txt": ""})
+        git(author, "init", "-q", "-b", "main")
+        git(author, "add", "-A")
+        git(author, "commit", "-q", "-m", "A")
+        up = pkg_env / "up.git"
+        git(pkg_env, "init", "-q", "--bare", "-b", "main", str(up))
+        git(author, "push", "-q", str(up), "main")
+        work = pkg_env / "work"
+        git(pkg_env, "clone", "-q", str(up), str(work))
+        assert run_cli("hook", "install", str(work)).returncode == 0
+        (author / "requirements.txt").write_text("beta==1.0\n")
+        git(author, "commit", "-qam", "B")
+        git(author, "push", "-q", str(up), "main")
+        git(work, "pull", "-q")
+        wait_for(lambda: finished_runs(work) >= 1, "the hook's run")
+    log = (work / ".git" / LOG_NAME).read_text()
+    print(log)
+    root = pkg_env / "root"
+    assert (root / "beta@1.0" / "vectors.bin").is_file()
+    [work_cache] = [k for k in caches_only(root) if "@" not in k]
+    assert (root / work_cache / "vectors.bin").is_file()
+    assert "  meaning: 1 section (0 reused, 1 embedded), " in log  # the checkout's build
+    assert "meaning: 2 sections (0 reused, 2 embedded), " in log.split("lockfiles changed")[1]
