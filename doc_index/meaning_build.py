@@ -34,7 +34,6 @@ DEFAULT_STORE_MB = 256
 ROW_BYTES = 448  # a stored row on disk, about: 384 codes, the 32-byte key, SQLite's share
 STORE_FOLDER = "vectors"
 THREADS_ENV = "DOC_INDEX_EMBED_THREADS"
-MIN_SHARE = 16  # texts a session takes at least before a second one joins
 
 Progress = Callable[[int, int], None]
 __all__ = ["EXTRA", "embed_after_build", "embed_after_sync", "embed_caches", "extra_installed",
@@ -201,43 +200,52 @@ def embed_cache(cache_dir: Path, model_sha256: str, store: Any, embed_codes: Any
 
 
 def embed_threads() -> int:
-    """Sessions run side by side: ``DOC_INDEX_EMBED_THREADS`` (1 to 16), else 2 on a
-    machine of 4 cores or more, 1 below (each session takes the model's memory again; on
-    2 busy cores a second session was slower, docs/semantic.md)."""
+    """Texts embedded side by side: ``DOC_INDEX_EMBED_THREADS`` (1 to 64), else one per
+    core this process may run on (``os.sched_getaffinity``, else ``os.cpu_count``)."""
     text = os.environ.get(THREADS_ENV, "")
-    if text.isascii() and text.isdigit() and 1 <= int(text[:3]) <= 16:
+    if text.isascii() and text.isdigit() and 1 <= int(text[:3]) <= 64:
         return int(text[:3])
-    return 2 if (os.cpu_count() or 1) >= 4 else 1
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 class Embedders:
-    """Texts -> int8 codes, on ``threads`` sessions of one onnxruntime thread each, run
-    side by side (onnxruntime releases the GIL): a text's vector does not depend on the
-    texts run with it, so the split changes no code. Each session loads at its first
-    text (a build whose sections are all known loads none)."""
+    """Texts -> int8 codes, ``threads`` onnxruntime runs side by side on ONE session (the
+    model is loaded once, its weights held once): each run is one length's texts (at most
+    ``model.BATCH``), on one onnxruntime thread, so runs never wait on each other's
+    threads, and a text's vector does not depend on the texts run with it nor on which
+    thread runs it (the codes are the same with 1 thread or 8: tests/test_embedding_model.py).
+    The model loads at the first text (a build whose sections are all known loads none)."""
 
     def __init__(self, model_path: Path, threads: int) -> None:
         from .embedding.model import Embedder
 
-        self.models = [Embedder(model_path) for _ in range(threads)]
+        self.model = Embedder(model_path)
+        self.threads = max(1, threads)
         self._pool: Any = None
 
     def __call__(self, texts: list[str]) -> Any:
-        from .embedding.codes import quantize
+        import numpy as np
 
-        n = min(len(self.models), max(1, len(texts) // MIN_SHARE))
-        if n == 1:
-            return quantize(self.models[0].embed(texts))
+        from .embedding.codes import quantize
+        from .embedding.model import DIM, SECTION_PIECES, runs
+
+        ids = self.model.pieces(texts, SECTION_PIECES)  # (loads the model, in this thread)
+        out = np.zeros((len(ids), DIM), dtype=np.float32)
+        batches = runs(ids)
+        if self.threads == 1 or len(batches) == 1:
+            for rows in batches:
+                out[rows] = self.model.run(ids, rows)
+            return quantize(out)
         if self._pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
-            self._pool = ThreadPoolExecutor(len(self.models))
-        parts = list(self._pool.map(lambda i: self.models[i].embed(texts[i::n]), range(n)))
-        import numpy as np
-
-        out = np.empty((len(texts), parts[0].shape[1]), dtype=parts[0].dtype)
-        for i, part in enumerate(parts):
-            out[i::n] = part
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed")
+        for rows, vectors in zip(batches, self._pool.map(
+                lambda rows: self.model.run(ids, rows), batches)):
+            out[rows] = vectors
         return quantize(out)
 
     def close(self) -> None:

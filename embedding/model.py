@@ -229,15 +229,18 @@ class Embedder:
 
         ids = self.pieces(texts, max_pieces)
         out = np.zeros((len(ids), DIM), dtype=np.float32)
-        by_length: dict[int, list[int]] = {}
-        for i, row in enumerate(ids):
-            by_length.setdefault(len(row), []).append(i)
-        for length in sorted(by_length):
-            rows = by_length[length]
-            for start in range(0, len(rows), BATCH):
-                chunk = rows[start:start + BATCH]
-                out[chunk] = self._run(np.array([ids[i] for i in chunk], dtype=np.int64))
+        for rows in runs(ids):
+            out[rows] = self.run(ids, rows)
         return out
+
+    def run(self, ids: Sequence[Sequence[int]], rows: Sequence[int]) -> Any:
+        """The unit vectors of the texts ``rows`` of ``ids`` (word pieces, all of one
+        length: one onnxruntime run). The session is shared: threads may call this side
+        by side, each on its own rows (onnxruntime's ``Run`` is thread-safe)."""
+        import numpy as np
+
+        self.load()
+        return self._run(np.array([ids[i] for i in rows], dtype=np.int64))
 
     def _run(self, input_ids: Any) -> Any:
         import numpy as np
@@ -250,6 +253,21 @@ class Embedder:
         mean = hidden.mean(axis=1, dtype=np.float32)
         norm = np.sqrt((mean * mean).sum(axis=1, keepdims=True, dtype=np.float32))
         return mean / np.maximum(norm, np.float32(1e-12))
+
+
+def runs(ids: Sequence[Sequence[int]], batch: int = BATCH) -> list[list[int]]:
+    """The onnxruntime runs that embed ``ids``: the rows of each length (no padding, so a
+    text's vector never depends on the texts run with it), at most ``batch`` a run, the
+    longest first (side by side, the long runs are started first and the short ones fill
+    in at the end)."""
+    by_length: dict[int, list[int]] = {}
+    for i, row in enumerate(ids):
+        by_length.setdefault(len(row), []).append(i)
+    out = []
+    for length in sorted(by_length, reverse=True):
+        rows = by_length[length]
+        out += [rows[start:start + batch] for start in range(0, len(rows), batch)]
+    return out
 
 
 def _tokenizer(tokenizer_class: Any) -> Any:

@@ -302,18 +302,3 @@ def test_model_fetch_is_a_command_with_one_error_line(tmp_path: Path) -> None:
                    env=env_with(tmp_path))
     assert done.returncode == 1 and b"is not the pinned model file" in done.stderr
     assert (dest / "model_quint8_avx2.onnx").read_bytes() == b"mine"
-
-
-def test_sessions_side_by_side_give_the_same_codes() -> None:
-    import numpy as np
-
-    from doc_index.meaning_build import Embedders
-
-    texts = [f"Section {i}\n\n" + "about retries and timeouts " * (i % 9) for i in range(40)]
-    path = MODEL_DIR / "model.onnx"
-    one, two = Embedders(path, 1), Embedders(path, 2)
-    try:
-        assert np.array_equal(one(texts), two(texts))
-    finally:
-        one.close()
-        two.close()
