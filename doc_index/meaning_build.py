@@ -115,6 +115,8 @@ def embed_after_sync(store: Any, report: Any, model: MeaningStatus,
     if not model.on or model.model is None:
         return report._replace(meaning=f"off: {model.reason}")
     keys = [item.key for item in report.items if item.outcome in SYNCED]
+    if not keys:
+        return report._replace(meaning="nothing to embed (no cache was synced)")
     started = time.perf_counter()
     try:
         stats = embed_caches(store, keys, model.model, progress)
