@@ -13,8 +13,13 @@ place whole. A killed or failed embedding leaves the committed cache answering l
 is kept in the store, so the next build resumes there.
 
 Without the extra, or with ``DOC_INDEX_SEMANTIC=off``, nothing here imports anything of
-the extra and the build is what it was. With the extra but no model, the summary says so
-in one line and the build stays lexical (a build never downloads on its own).
+the extra and the cache is what it was; with the extra but no model, the build stays
+lexical (a build never downloads on its own). The summary says which in one line
+(``meaning_status``).
+
+``sync`` does the same once all its caches are committed, for every cache it synced, with
+one model load for all (``embed_caches``: the caches one after the other, each under its
+lock, sharing one ``Embedders`` and the root's vector store).
 """
 
 from __future__ import annotations
