@@ -146,7 +146,13 @@ def embed_caches(store: Any, keys: list[str], model_path: Path,
     _, model_sha256 = read_model(model_path)
     total = sum(_count(store, key) for key in keys)
     embedder = Embedders(model_path, embed_threads())
-    vector_store = vectors.VectorStore(_store_folder(store.root) / vectors.STORE)
+    opened: list[Any] = []  # the root's vector store, opened when a cache needs it
+
+    def vector_store() -> Any:
+        if not opened:
+            opened.append(vectors.VectorStore(_store_folder(store.root) / vectors.STORE))
+        return opened[0]
+
     sections = reused = embedded = 0
     failed: list[tuple[str, str]] = []
     try:
@@ -165,9 +171,11 @@ def embed_caches(store: Any, keys: list[str], model_path: Path,
                 continue
             sections, reused, embedded = (sections + stats.sections, reused + stats.reused,
                                           embedded + stats.embedded)
-        vector_store.trim(store_rows())
+        if opened:
+            opened[0].trim(store_rows())
     finally:
-        vector_store.close()
+        if opened:
+            opened[0].close()
         embedder.close()
     return MeaningStats(len(keys), sections, reused, embedded, tuple(failed))
 
@@ -178,11 +186,12 @@ def _count(store: Any, key: str) -> int:
     return count if isinstance(count, int) and count >= 0 else 0
 
 
-def embed_cache(cache_dir: Path, model_sha256: str, store: Any, embed_codes: Any,
-                progress: Callable[[int], None] | None = None) -> Any:
+def embed_cache(cache_dir: Path, model_sha256: str, store: Callable[[], Any],
+                embed_codes: Any, progress: Callable[[int], None] | None = None) -> Any:
     """Write ``cache_dir``'s ``vectors.bin`` for its live generation (the caller holds
-    the build lock); the ``EmbedStats``. A current sidecar is kept as it is (checked
-    before the cache is even loaded)."""
+    the build lock); the ``EmbedStats``. A current sidecar is kept as it is, checked
+    before the cache is loaded or the vector store (``store()``) opened: a second sync
+    writes nothing."""
     from .embedding import vectors
     from .embedding.model import RECIPE, TOKENIZER_SHA256
     from .store.cache_files import read_regular
@@ -200,7 +209,7 @@ def embed_cache(cache_dir: Path, model_sha256: str, store: Any, embed_codes: Any
         count = cache.document_count
         info = vectors.SidecarInfo(hashlib.sha256(manifest).hexdigest(), model_sha256,
                                    TOKENIZER_SHA256, RECIPE, count)
-        return vectors.embed_sections(_inputs(cache), count, cache_dir, info, store,
+        return vectors.embed_sections(_inputs(cache), count, cache_dir, info, store(),
                                       embed_codes, progress)
     finally:
         cache.close()
