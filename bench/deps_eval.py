@@ -215,6 +215,10 @@ def mirror_home(mirrors: Path, home: Path) -> dict[str, str]:
     machine would (docs/packages.md); the user's pip and npm configuration is copied."""
     lines = []
     for repo in sorted(mirrors.glob("*/repo")):
+        # A snapshot lacks its largest blobs: a partial fetch (blob:none, what doc-index
+        # asks) must be allowed, or upload-pack stops at the first missing blob.
+        subprocess.run(["git", "-C", str(repo), "config", "uploadpack.allowFilter", "true"],
+                       check=True)
         owner, _, name = repo.parent.name.partition("+")
         lines.append(f'[url "file://{repo}"]')
         for slug in sorted({f"{owner}/{name}", f"{owner}/{name}".lower()}):

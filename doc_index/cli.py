@@ -123,6 +123,11 @@ def _sync_command(command: Command) -> None:
                            "pins any more (never another cache)")
     sync.add_argument("--all-locked", action="store_true",
                       help="every locked package, not only the direct dependencies")
+    sync.add_argument("--trust-project-index", action="store_true",
+                      help="also fetch from the indexes and registries the project names "
+                           "(its lockfiles, requirements, .npmrc, [tool.uv]) where your "
+                           "configuration names others; never sends them your credentials "
+                           "(for a person at the terminal: the git hook never does this)")
 
 
 def _read_commands(command: Command) -> None:
@@ -251,7 +256,8 @@ def _run(args: argparse.Namespace) -> int:
         from .sync_command import run_sync
 
         return run_sync(index, args.project, dry_run=args.dry_run, prune=args.prune,
-                        all_locked=args.all_locked)
+                        all_locked=args.all_locked,
+                        trust_project_index=args.trust_project_index)
     if command == "serve":
         return index.serve(tool_names=args.tool_names)
     if command == "hook":

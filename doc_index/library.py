@@ -100,7 +100,8 @@ class DocIndex:
     def sync(self, project: str | os.PathLike[str] = ".", *, dry_run: bool = False,
              prune: bool = False, all_locked: bool = False,
              progress: SyncProgress | None = None,
-             embed_progress: Progress | None = None) -> SyncReport:
+             embed_progress: Progress | None = None,
+             trust_project_index: bool = False) -> SyncReport:
         """One cache per dependency ``project`` pins (its lockfiles: uv.lock, poetry.lock,
         requirements*.txt, package-lock.json, ... docs/packages.md), named
         ``NAME@VERSION``: a pin already cached is kept (no network), another is built
@@ -109,7 +110,11 @@ class DocIndex:
         sync made for this project that no project synced into this root pins any more
         (nothing else); ``dry_run``: the plan only. A failing package is in the report
         (``SyncReport.failures``) and does not stop the others; ``progress(done, total,
-        cache)`` is called between steps.
+        cache)`` is called between steps. Packages come from the user's own installer
+        configuration only: a pin whose project names another index is refused, unless
+        ``trust_project_index`` (a person's choice at the terminal; the hooks never pass
+        it), and even then no user credential goes to a host the user did not configure
+        (docs/security.md).
 
         Then, with the semantic extra and a model (as ``build``), once every cache is
         committed (they answer lexically at once), the sections of the caches the project
@@ -123,7 +128,8 @@ class DocIndex:
         model = model_for_build(self.model)
         store = IndexStore(self.root)
         report = run_sync(store, Path(project), dry_run=dry_run, prune=prune,
-                          all_locked=all_locked, progress=progress)
+                          all_locked=all_locked, progress=progress,
+                          trust_project_index=trust_project_index)
         if dry_run:
             return report
         return embed_after_sync(store, report, model, embed_progress)
