@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from package_servers import NpmRegistry, npm_tarball
+from package_servers import NpmRegistry, SimpleIndex, file, npm_tarball, tar_archive
 from test_package_build import cli, git, insteadof, manifest, pkg_env  # noqa: F401 (a fixture)
 
 REACT_README = "# react-widgets\n\nReact bindings for widgets.\n"
@@ -141,6 +141,25 @@ def test_package_folder_with_its_own_docs_folder_keeps_to_it(
                               "packages/widgets-cli/README.md"}
     assert "docs packages/widgets-cli/docs/ (the package's folder: a folder named docs)" in out
     assert manifest(cache)["source"]["repository"]["docs"] == "packages/widgets-cli/docs/"
+
+
+def test_pypi_package_named_by_a_folder_url_of_its_monorepo(
+        mono: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyPI has no ``directory``: a project URL of a folder of the repository names it."""
+    pkg_info = ("Metadata-Version: 2.1\nName: gizmo\nVersion: 1.0.0\n"
+                "Project-URL: Homepage, https://github.com/acme/widgets/tree/main/python/gizmo\n"
+                "Project-URL: Source, https://github.com/acme/widgets\n")
+    data = tar_archive([file("gizmo-1.0.0/PKG-INFO", pkg_info),
+                        file("gizmo-1.0.0/README.md", "# gizmo\n\nThe Python client.\n"),
+                        file("gizmo-1.0.0/gizmo/__init__.py", '"""Gizmo."""\n')])
+    with SimpleIndex() as index:
+        index.add("gizmo", "gizmo-1.0.0.tar.gz", data)
+        monkeypatch.setenv("PIP_INDEX_URL", index.index_url)
+        code, out = cli("build", "pypi:gizmo==1.0.0")
+    assert code == 0, out
+    cache = mono / "root" / "gizmo@1.0.0"
+    assert indexed(cache) == {"README.md", "_api/gizmo.md", "python/gizmo/docs/index.md"}
+    assert manifest(cache)["source"]["repository"]["directory"] == "python/gizmo"
 
 
 def test_no_docs_folder_in_the_package_or_at_the_root_is_said_not_doubled(
