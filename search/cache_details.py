@@ -101,13 +101,15 @@ def checked_source(record: dict[str, Any]) -> dict[str, Any]:
         repository = record.get("repository")
         if isinstance(repository, dict):
             reached = repository.get("reached")
-            source["repository"] = {**{f: _text(repository.get(f)) for f in REPOSITORY_FIELDS},
-                                    "reached": reached if isinstance(reached, bool) else None}
-            source["repository"].update({f: repository[f] for f in MONOREPO_FIELDS
-                                         if _text(repository.get(f)) is not None})
+            shown: dict[str, Any] = {
+                **{f: _text(repository.get(f)) for f in REPOSITORY_FIELDS},
+                "reached": reached if isinstance(reached, bool) else None,
+                **{f: repository[f] for f in MONOREPO_FIELDS
+                   if _text(repository.get(f)) is not None}}
             left_out = repository.get("left_out")
             if isinstance(left_out, list) and all(isinstance(f, str) for f in left_out):
-                source["repository"]["left_out"] = list(left_out)
+                shown["left_out"] = list(left_out)
+            source["repository"] = shown
     return source
 
 
