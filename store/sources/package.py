@@ -19,8 +19,11 @@ What the cache holds, each part named in the build summary with where it came fr
 - when the archive has no docs folder, the project's repository (``package_meta``: the
   package's own ``project_urls`` / npm ``repository``) at the tag naming the version
   (``choose_tag`` among ``git ls-remote --tags``), through the git source's clone area;
-  its docs folder is added (the archive's file wins a shared path). A repository that
-  cannot be reached (offline), or has no such tag, is a summary line, not a failure.
+  its docs folder is added (the archive's file wins a shared path). A package published
+  from a folder of a monorepo (npm's ``repository.directory``, a PyPI project URL of a
+  folder) has that folder's docs folder, else the repository's less other packages'
+  pages (``docs_folder.choose_package``). A repository that cannot be reached
+  (offline), or has no such tag, is a summary line, not a failure.
   Repository URLs from metadata are always ``https://`` on a forge (``package_meta``):
   an air-gapped user points git at a mirror with git's own ``url.<base>.insteadOf``.
 
@@ -45,10 +48,10 @@ from ...indexer.formats import is_doc_path
 from ..index_store import BuildReport, IndexStore, Progress, warm_worker
 from .docs_folder import (
     DOCS,
-    SUBDIR,
     Selection,
     _readme_like,  # (the git source's rule for README-like names)
     choose,
+    choose_package,
     classify,
 )
 from .identity import (
@@ -273,13 +276,15 @@ def api_pages(paths: list[str], taken: set[str]) -> dict[str, bytes]:
 class RepoPart(NamedTuple):
     """The repository's contribution: its scan (None when it gave nothing), the record
     (``url``, ``tag``, ``commit``, ``why``, ``reached``: False when git could not list
-    its tags or fetch the tag), the summary's line, and ``gap``: why it gave no docs
+    its tags or fetch the tag; for a package of a monorepo ``directory``, ``docs``,
+    ``docs_why``, ``left_out``), the summary's line, and ``gap``: why it gave no docs
     (``identity.docs_note``'s cause), None when it did."""
 
     scan: Scan | None
     record: dict[str, Any] | None
     line: str
     gap: str | None = None
+    notes: tuple[str, ...] = ()  # summary lines after ``line`` (what was left out)
 
 
 def repository_of(spec: PackageSpec, files: dict[str, bytes]) -> Any:
@@ -341,7 +346,7 @@ def repository_part(spec: PackageSpec, files: dict[str, bytes], stack: ExitStack
                         f"repository: {shown}: {choice.reason}",
                         f"no tag for {spec.version} in the docs repository")
     try:
-        scan = _scan_tag(repo, choice.tag, stack, max_bytes)
+        scan = _scan_tag(spec, repo, choice.tag, stack, max_bytes, files)
     except DocIndexError as exc:
         return RepoPart(None, {"url": repo.url, "tag": choice.tag, "why": exc.message,
                                "reached": False},
@@ -355,27 +360,94 @@ def repository_part(spec: PackageSpec, files: dict[str, bytes], stack: ExitStack
         return RepoPart(None, record, f"repository: {where}: no docs folder there either",
                         NO_DOCS_ANYWHERE)
     what = f"{selection.what} ({selection.why})" if selection.why else selection.what
-    return RepoPart(scan, record, f"repository: {where}: docs {what}")
+    folder = package_folder(repo.directory)
+    notes: tuple[str, ...] = ()
+    if folder is not None:
+        record.update(directory=folder, docs=selection.what, docs_why=selection.why)
+        if selection.dropped:
+            record["left_out"] = list(selection.dropped)
+            notes = (_dropped_line(selection, scan),)
+    return RepoPart(scan, record, f"repository: {where}: docs {what}", notes=notes)
 
 
-def _scan_tag(repo: Any, tag: str, stack: ExitStack, max_bytes: int) -> Scan:
-    """The docs of ``repo`` at ``tag`` (its npm ``directory`` when it names one), read
-    from the git source's clone, which stays open until ``stack`` closes."""
-    from .docs_folder import check_subdir
+def _dropped_line(selection: Selection, scan: Scan) -> str:
+    """``left out: docs/framework/vue/, ... (170 files: other packages' pages)``."""
+    count = sum(1 for p in scan.tree if p.startswith(selection.dropped)
+                and selection.kind(p) == "doc")
+    shown = ", ".join(selection.dropped[:4])
+    if len(selection.dropped) > 4:
+        shown += f" and {len(selection.dropped) - 4} more folders"
+    return f"left out: {shown} ({count} file{'s' if count != 1 else ''}: other packages' pages)"
+
+
+def _scan_tag(spec: PackageSpec, repo: Any, tag: str, stack: ExitStack, max_bytes: int,
+              files: dict[str, bytes]) -> Scan:
+    """The docs of ``repo`` at ``tag``, read from the git source's clone, which stays open
+    until ``stack`` closes. A package of a monorepo (npm's ``directory``) has its
+    folder's docs or else the repository's (``docs_folder.choose_package``); the files of
+    its folder the archive holds (its README) are left to the archive's copy."""
     from .git import BlobReader, fetch_blobs, open_clone, parse_remote, scan_commit
 
     remote = parse_remote(repo.url)
     fetched = stack.enter_context(open_clone(remote, f"refs/tags/{tag}"))
     blobs = BlobReader(fetched.clone)
     stack.callback(blobs.close)
-    subdir = check_subdir(repo.directory) if repo.directory else None
-    scan = scan_commit(fetched.clone, fetched.commit, blobs, max_bytes,
-                       mode=SUBDIR if subdir else DOCS, subdir=subdir,
-                       subdir_from="the package's repository directory",
-                       fetch=lambda shas: fetch_blobs(fetched, remote, shas))
-    if scan.selection is not None and scan.selection.folders == ("",) and subdir is None:
+    folder = package_folder(repo.directory)
+    uses = package_uses(spec, files) if folder else ()
+    scan = scan_commit(fetched.clone, fetched.commit, blobs, max_bytes, mode=DOCS,
+                       fetch=lambda shas: fetch_blobs(fetched, remote, shas),
+                       select=None if folder is None else lambda paths, read: choose_package(
+                           paths, read, folder, spec.name, uses))
+    if scan.selection is not None and scan.selection.folders == ("",) and folder is None:
         scan.files = []  # no docs folder: the archive's README is the better copy
+    if folder is not None:  # (the archive is the published copy of the package's folder)
+        scan.files = [f for f in scan.files
+                      if not f.path.startswith(folder + "/") or f.path[len(folder) + 1:]
+                      not in files]
     return scan
+
+
+def package_folder(directory: str | None) -> str | None:
+    """npm's ``repository.directory`` as a checked folder (``check_subdir``), or None when
+    it names none, the repository's top (``""``, ``.``, ``./``) or no folder of it."""
+    from .docs_folder import check_subdir
+
+    if directory is None or directory.strip().strip("/") in ("", "."):
+        return None
+    try:
+        return check_subdir(directory.strip())
+    except UsageError:  # ("..", an absolute path: not a folder of the repository)
+        return None
+
+
+def package_uses(spec: PackageSpec, files: dict[str, bytes]) -> tuple[str, ...]:
+    """The packages ``spec`` depends on, read as data: npm's ``dependencies``,
+    ``peerDependencies`` and ``optionalDependencies`` of its ``package.json``, PyPI's
+    ``Requires-Dist`` of its ``PKG-INFO``. In a monorepo's docs their pages are not another
+    package's (``docs_folder.package_split``)."""
+    names: set[str] = set()
+    if spec.ecosystem == NPM:
+        import json
+
+        try:
+            document = json.loads(files.get("package.json", b"{}"))
+        except (ValueError, RecursionError):
+            return ()
+        for field in ("dependencies", "peerDependencies", "optionalDependencies"):
+            value = document.get(field) if isinstance(document, dict) else None
+            if isinstance(value, dict):
+                names.update(k for k in value if isinstance(k, str))
+    elif "PKG-INFO" in files and len(files["PKG-INFO"]) <= 4 << 20:  # (MAX_METADATA_BYTES)
+        from email.parser import HeaderParser
+        from email.policy import compat32
+
+        headers = HeaderParser(policy=compat32).parsestr(
+            files["PKG-INFO"].decode("utf-8", "replace"), headersonly=True)
+        for line in headers.get_all("Requires-Dist") or []:
+            match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", str(line))
+            if match:
+                names.add(match.group(1))
+    return tuple(sorted(names))
 
 
 # --- the build -------------------------------------------------------------------------
@@ -473,7 +545,7 @@ def _take_repository(part: RepoPart, from_archive: dict[str, bytes], scan: Scan,
         scan.skipped += part.scan.skipped
         scan.kinds.update(part.scan.kinds)
         line += f", {len(repo_files)} file{'s' if len(repo_files) != 1 else ''}"
-    about.append(line)
+    about += [line, *part.notes]
     if part.gap is None:
         details["docs_from"] = "repository"
     else:
