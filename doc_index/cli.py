@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
-from .foundation.errors import EXIT_USAGE
+from .foundation.errors import EXIT_USAGE, UsageError
 from .foundation.printable import printable
 from .mcp_config import CLIENTS
 
@@ -61,11 +61,17 @@ def _parser() -> argparse.ArgumentParser:
     _build_command(command)
     _sync_command(command)
     _read_commands(command)
-    serve = command("serve", "the MCP server, on stdin and stdout")
+    serve = command("serve", "the MCP server, on stdin and stdout (or HTTP: --http)")
     serve.add_argument("--tool-names", choices=("dotted", "underscore"), default="dotted",
                        help="publish context.resolve (dotted, the default) or context_resolve "
                             "(underscore: for clients that refuse dots)")
     serve.add_argument("--model", metavar="DIR", help=MODEL_HELP)
+    serve.add_argument("--http", metavar="[HOST:]PORT",
+                       help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+                            "(HOST default 127.0.0.1; any other address needs a token)")
+    serve.add_argument("--token-file", metavar="FILE",
+                       help="with --http: the bearer token clients must send, in a file only "
+                            "you can read (default: $DOC_INDEX_HTTP_TOKEN)")
     _hook_command(sub, common)
     _model_command(sub)
     config = command("mcp-config", "print an MCP client's configuration block for this "
@@ -253,7 +259,10 @@ def _run(args: argparse.Namespace) -> int:
         return run_sync(index, args.project, dry_run=args.dry_run, prune=args.prune,
                         all_locked=args.all_locked)
     if command == "serve":
-        return index.serve(tool_names=args.tool_names)
+        if args.token_file is not None and args.http is None:
+            raise UsageError("--token-file is for --http: stdio needs no token")
+        return index.serve(tool_names=args.tool_names, http=args.http,
+                           token_file=args.token_file)
     if command == "hook":
         return _lines(index.install_hooks(args.repo, name=args.name, subdir=args.subdir))
     if command == "delete":

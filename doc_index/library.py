@@ -160,12 +160,17 @@ class DocIndex:
 
         return uninstall_hooks(Path(repo))
 
-    def serve(self, *, tool_names: str = "dotted") -> int:
-        """Serve the caches over MCP on stdin and stdout until the client leaves; the exit
-        code. (The one method that starts a door: the MCP server calls this library.)"""
+    def serve(self, *, tool_names: str = "dotted", http: str | None = None,
+              token_file: str | os.PathLike[str] | None = None) -> int:
+        """Serve the caches over MCP on stdin and stdout until the client leaves, or with
+        ``http`` (``[HOST:]PORT``) over streamable HTTP until SIGTERM or SIGINT; the exit
+        code. Any address but loopback needs a bearer token: ``token_file``, else
+        ``$DOC_INDEX_HTTP_TOKEN``. (The one method that starts a door: the MCP server
+        calls this library.)"""
         from .server.mcp_server import run
 
-        return run(self.root, tool_names=tool_names, model=self.model)
+        return run(self.root, tool_names=tool_names, model=self.model, http=http,
+                   token_file=token_file)
 
     def fetch_model(self, *, dest: str | os.PathLike[str] | None = None,
                     url: str | None = None,
