@@ -78,6 +78,10 @@ def _parser() -> argparse.ArgumentParser:
                                    "installation")
     config.add_argument("--client", required=True, choices=CLIENTS,
                         help="the MCP client: " + ", ".join(CLIENTS))
+    config.add_argument("--http", metavar="URL",
+                        help="point the client at a running 'serve --http' at URL (e.g. "
+                             "http://docs.internal:8765/mcp) instead of starting the server; "
+                             "the token is read from $DOC_INDEX_HTTP_TOKEN where it runs")
     return parser
 
 
@@ -270,7 +274,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"deleted: {printable(args.name)}", file=sys.stderr)
         return 0
     if command == "mcp-config":
-        out = index.mcp_config(args.client)
+        out = index.mcp_config(args.client, http=args.http)
     elif command == "resolve":
         out = _resolve(index, args)
     else:

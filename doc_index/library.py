@@ -186,12 +186,14 @@ class DocIndex:
         target = Path(folder) if folder is not None else user_model_dir()
         return fetch.fetch(target, url or fetch.URL, progress=progress)
 
-    def mcp_config(self, client: str) -> str:
+    def mcp_config(self, client: str, *, http: str | None = None) -> str:
         """The MCP configuration block of this installation for ``client`` (one of
-        ``mcp_config.CLIENTS``), serving this root."""
-        from .mcp_config import config_text
+        ``mcp_config.CLIENTS``), serving this root; with ``http``, the block that points the
+        client at the ``serve --http`` server at that URL instead."""
+        from .mcp_config import config_text, http_config_text
 
-        return config_text(client, self.root)
+        return config_text(client, self.root) if http is None else \
+            http_config_text(client, http)
 
 
 class Cache:

@@ -9,6 +9,7 @@ once. Every server is waited for by its readiness line, never by a sleep.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import signal
 import subprocess
@@ -121,6 +122,8 @@ def test_port_alone_binds_loopback(root: Path) -> None:
         assert raw_post(server.url, ping, {"Origin": "http://evil.example"}).status_code == 403
         good = raw_post(server.url, ping, {"Origin": f"http://localhost:{port}"})
         assert good.status_code == 200 and good.json()["result"] == {}
+        # (a server without a token ignores one: mcp-config's blocks always send it)
+        assert raw_post(server.url, ping, {"Authorization": "Bearer x"}).status_code == 200
         assert server.stop(signal.SIGINT) == 130
 
 
@@ -269,3 +272,67 @@ def test_ready_line_is_one_line(root: Path) -> None:
         assert server.ready_line.startswith(READY + "http://127.0.0.1:")
         assert server.stop() == 0
     assert server.err_lines == [server.ready_line]
+
+
+# --- mcp-config --http ---------------------------------------------------------------------
+
+REMOTE = "https://docs.internal:8443/mcp"
+HTTP_BLOCKS = {
+    "claude-code": '{\n  "mcpServers": {\n    "doc-index": {\n      "type": "http",\n'
+                   '      "url": "URL",\n      "headers": {\n        "Authorization": '
+                   '"Bearer ${DOC_INDEX_HTTP_TOKEN}"\n      }\n    }\n  }\n}\n',
+    "cursor": '{\n  "mcpServers": {\n    "doc-index": {\n      "url": "URL",\n      '
+              '"headers": {\n        "Authorization": "Bearer ${env:DOC_INDEX_HTTP_TOKEN}"\n'
+              '      }\n    }\n  }\n}\n',
+    "vscode": '{\n  "servers": {\n    "doc-index": {\n      "type": "http",\n      "url": '
+              '"URL",\n      "headers": {\n        "Authorization": "Bearer '
+              '${input:doc-index-token}"\n      }\n    }\n  },\n  "inputs": [\n    {\n      '
+              '"type": "promptString",\n      "id": "doc-index-token",\n      "password": true,'
+              '\n      "description": "doc-index HTTP bearer token"\n    }\n  ]\n}\n',
+    "codex": '[mcp_servers.doc-index]\nurl = "URL"\nbearer_token_env_var = '
+             '"DOC_INDEX_HTTP_TOKEN"\n',
+}
+
+
+@pytest.mark.parametrize("client", sorted(HTTP_BLOCKS))
+def test_mcp_config_http_blocks(client: str) -> None:
+    """Each client's documented remote-server form, the token where that client reads
+    secrets (never in the block)."""
+    for url in (REMOTE, "http://127.0.0.1:8765/mcp"):
+        done = run_cli("mcp-config", "--client", client, "--http", url)
+        assert (done.returncode, done.stderr) == (0, b"")
+        assert done.stdout.decode() == HTTP_BLOCKS[client].replace("URL", url)
+
+
+def test_mcp_config_http_refusals() -> None:
+    """Claude Desktop (remote servers only in its Connectors settings), and URLs no client
+    should get: one error line each, a password never echoed."""
+    for args in (["--client", "claude-desktop", "--http", REMOTE],
+                 ["--client", "cursor", "--http", "http://user:hunter2hunter2@x/mcp"],
+                 ["--client", "cursor", "--http", "ftp://x/mcp"],
+                 ["--client", "codex", "--http", "http://x:port/mcp"]):
+        done = run_cli("mcp-config", *args)
+        assert (done.returncode, done.stdout) == (1, b""), args
+        assert done.stderr.startswith(b"error: ") and done.stderr.count(b"\n") == 1
+        assert b"hunter2" not in done.stderr
+    assert b"Settings > Connectors" in run_cli("mcp-config", *["--client", "claude-desktop",
+                                                                "--http", REMOTE]).stderr
+
+
+def test_claude_code_block_reaches_the_server(root: Path, tmp_path: Path) -> None:
+    """The claude-code block, its ${DOC_INDEX_HTTP_TOKEN} expanded as Claude Code does,
+    connects the SDK client to a server on a public address with that token."""
+    with HttpServer(root, "--token-file", str(token_file(tmp_path, TOKEN)),
+                    http="0.0.0.0:0") as server:
+        url = server.url.replace("0.0.0.0", "127.0.0.1")
+        done = run_cli("mcp-config", "--client", "claude-code", "--http", url)
+        block = json.loads(done.stdout)["mcpServers"]["doc-index"]
+        header = block["headers"]["Authorization"].replace("${DOC_INDEX_HTTP_TOKEN}", TOKEN)
+        assert header == f"Bearer {TOKEN}" and block["type"] == "http"
+
+        async def body(session: ClientSession) -> str:
+            return only_text(await session.call_tool("context.list_caches", {}))
+
+        assert run_client(block["url"], body, token=TOKEN) == \
+            expected("list-caches", "--root", str(root))[0]
+        assert server.stop() == 0
