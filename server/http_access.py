@@ -82,7 +82,10 @@ def resolve_listen(text: str) -> Listen:
 
 def bind(listen: Listen) -> socket.socket:
     """A listening socket on ``listen``; UsageError naming the address when it cannot be."""
-    sock = socket.socket(listen.family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY only on sockets whose ``proto``
+    # says TCP, and without it every answer waited for the client's delayed ACK (Nagle):
+    # a ping took 46 ms instead of 2 (measured over loopback, 2-core VM at load 12).
+    sock = socket.socket(listen.family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         if listen.family == socket.AF_INET6:

@@ -336,3 +336,32 @@ def test_claude_code_block_reaches_the_server(root: Path, tmp_path: Path) -> Non
         assert run_client(block["url"], body, token=TOKEN) == \
             expected("list-caches", "--root", str(root))[0]
         assert server.stop() == 0
+
+
+def test_accepted_connections_do_not_wait_for_acks() -> None:
+    """The socket ``--http`` binds is a TCP socket by its protocol number, so asyncio
+    turns Nagle off on every connection it accepts (else each answer waited for the
+    client's delayed ACK: 46 ms for a ping instead of 2)."""
+    import asyncio
+    import socket
+
+    from doc_index.server.http_access import bind, resolve_listen
+
+    async def main() -> int:
+        accepted: asyncio.Queue[int] = asyncio.Queue()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                sock = transport.get_extra_info("socket")
+                accepted.put_nowait(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        sock = bind(resolve_listen("127.0.0.1:0"))
+        server = await asyncio.get_running_loop().create_server(Probe, sock=sock)
+        reader, writer = await asyncio.open_connection(*sock.getsockname())
+        nodelay = await asyncio.wait_for(accepted.get(), SAFETY_TIMEOUT)
+        writer.close()
+        server.close()
+        return nodelay
+
+    assert asyncio.run(main()) != 0
