@@ -22,8 +22,9 @@ NATIVE = "doc-index"
 V0 = "context-engine-v0"
 SOURCE_FIELDS = ("kind", "location", "ref", "commit")  # what ``Source.record`` writes
 # and, for a package (``store.sources.package``), these text fields and ``repository``
-PACKAGE_FIELDS = ("package", "version", "index", "archive", "archive_sha256")
-REPOSITORY_FIELDS = ("url", "tag", "commit", "why")
+PACKAGE_FIELDS = ("package", "version", "index", "archive", "archive_sha256", "docs_from",
+                  "docs_note")
+REPOSITORY_FIELDS = ("url", "tag", "commit", "why")  # and ``reached`` (true/false/None)
 
 
 class CacheDetails(NamedTuple):
@@ -96,7 +97,9 @@ def checked_source(record: dict[str, Any]) -> dict[str, Any]:
         source.update({f: _text(record.get(f)) for f in PACKAGE_FIELDS})
         repository = record.get("repository")
         if isinstance(repository, dict):
-            source["repository"] = {f: _text(repository.get(f)) for f in REPOSITORY_FIELDS}
+            reached = repository.get("reached")
+            source["repository"] = {**{f: _text(repository.get(f)) for f in REPOSITORY_FIELDS},
+                                    "reached": reached if isinstance(reached, bool) else None}
     return source
 
 

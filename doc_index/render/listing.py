@@ -12,10 +12,11 @@ import re
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from ..foundation.printable import printable
 from ..search.cache_details import NATIVE, V0, CacheDetails
-from ..store.sources.identity import shown_source
+from ..store.sources.identity import PACKAGE_KINDS, shown_source
 
 _COLUMNS = ("NAME", "SOURCE", "REF", "COMMIT", "SECTIONS", "TOKENS", "SIZE", "AGE")
 _RIGHT = {"SECTIONS", "TOKENS", "SIZE"}
@@ -109,8 +110,27 @@ def details_text(cache: CacheDetails, now: datetime | None = None) -> str:
         ("indexed at", _when(cache.indexed_at, now)),
         ("cache_version", printable(cache.cache_version) or "-"),
     ]
+    if source.get("kind") in PACKAGE_KINDS:
+        fields.insert(4, ("docs", docs_text(source)))
     width = max(len(label) for label, _ in fields) + 1
     return "".join(f"{(label + ':').ljust(width)} {value}\n" for label, value in fields)
+
+
+def docs_text(source: dict[str, Any]) -> str:
+    """Where a package cache's docs folder came from, or what it could not get and git's
+    or the tag search's reason (``inspect``'s ``docs`` line)."""
+    repository = source.get("repository") or {}
+    if source.get("docs_from") == "archive":
+        return "the archive's docs folder"
+    if source.get("docs_from") == "repository":
+        commit = repository.get("commit") or ""
+        return printable(f"the docs folder of {repository.get('url')} at tag "
+                         f"{repository.get('tag')} (commit {commit[:12]})")
+    note = source.get("docs_note")
+    if not note:
+        return "- (not recorded by the doc-index that built it)"
+    why = repository.get("why")
+    return printable(f"{note}; {why}" if why else note)
 
 
 def _when(indexed_at: str | None, now: datetime) -> str:

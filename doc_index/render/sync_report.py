@@ -4,6 +4,7 @@ cache, the failures again at the end."""
 from __future__ import annotations
 
 from ..foundation.printable import printable
+from ..store.sources.identity import NOT_REACHED
 from ..store.sources.package_sync import SyncReport
 
 
@@ -20,14 +21,28 @@ def sync_lines(report: SyncReport) -> list[str]:
         detail = item.reason if report.dry_run or not item.message else item.message
         if item.outcome == "failed":
             detail = f"{item.reason}: {item.message}" if report.dry_run else "see below"
+        elif item.note and not report.dry_run:
+            detail += f"; {item.note}"
         lines.append(f"  {state:<10} {printable(item.key).ljust(width)}  ({printable(detail)})")
     if not report.dry_run:
         counts = [f"{report.count(o)} {o}" for o in ("kept", "built", "up to date", "pruned",
                                                     "failed") if report.count(o)]
-        lines.append(f"done: {', '.join(counts) or 'nothing to do'}")
+        lines.append(f"done: {', '.join(counts) or 'nothing to do'}{_without_docs(report)}")
     for item in report.failures:
         lines.append(f"failed: {printable(item.spec)}: {printable(item.message or '')}")
     return lines
+
+
+def _without_docs(report: SyncReport) -> str:
+    """`` (9 without a docs folder: 7 docs repository not reached)``: the caches kept or
+    built with README-like files and API pages only, and how many of them for want of
+    their repository (the cause a person can fix: a network, a mirror); or ""."""
+    notes = [item.note for item in report.items if item.note and item.outcome != "failed"]
+    if not notes:
+        return ""
+    unreached = sum(1 for note in notes if note.startswith(NOT_REACHED))
+    return f" ({len(notes)} without a docs folder" + (
+        f": {unreached} {NOT_REACHED})" if unreached else ")")
 
 
 __all__ = ["sync_lines"]

@@ -51,7 +51,15 @@ from .docs_folder import (
     choose,
     classify,
 )
-from .identity import FOLDER, NPM, PYPI, Source
+from .identity import (
+    FOLDER,
+    NO_DOCS_ANYWHERE,
+    NO_REPOSITORY,
+    NOT_REACHED,
+    NPM,
+    PYPI,
+    Source,
+)
 from .walk import DEFAULT_MAX_BYTES, Scan, SourceFile, nothing_to_index
 
 if TYPE_CHECKING:
@@ -260,11 +268,14 @@ def api_pages(paths: list[str], taken: set[str]) -> dict[str, bytes]:
 
 class RepoPart(NamedTuple):
     """The repository's contribution: its scan (None when it gave nothing), the record
-    (``url``, ``tag``, ``commit``, ``why``) and the summary's line."""
+    (``url``, ``tag``, ``commit``, ``why``, ``reached``: False when git could not list
+    its tags or fetch the tag), the summary's line, and ``gap``: why it gave no docs
+    (``identity.docs_note``'s cause), None when it did."""
 
     scan: Scan | None
     record: dict[str, Any] | None
     line: str
+    gap: str | None = None
 
 
 def repository_of(spec: PackageSpec, files: dict[str, bytes]) -> Any:
@@ -312,28 +323,33 @@ def repository_part(spec: PackageSpec, files: dict[str, bytes], stack: ExitStack
 
     repo = repository_of(spec, files)
     if repo is None:
-        return RepoPart(None, None, "repository: none named in the package's metadata")
+        return RepoPart(None, None, "repository: none named in the package's metadata",
+                        NO_REPOSITORY)
     shown = printable(repo.url)
     try:
         tags = list_tags(repo.url)
     except DocIndexError as exc:
-        return RepoPart(None, {"url": repo.url, "why": exc.message},
-                        f"repository: {shown} unavailable: {exc.message}")
+        return RepoPart(None, {"url": repo.url, "why": exc.message, "reached": False},
+                        f"repository: {shown} unavailable: {exc.message}", NOT_REACHED)
     choice = choose_tag(tags, spec.version, name=spec.name, ecosystem=spec.ecosystem)
     if choice.tag is None:
-        return RepoPart(None, {"url": repo.url, "why": choice.reason},
-                        f"repository: {shown}: {choice.reason}")
+        return RepoPart(None, {"url": repo.url, "why": choice.reason, "reached": True},
+                        f"repository: {shown}: {choice.reason}",
+                        f"no tag for {spec.version} in the docs repository")
     try:
         scan = _scan_tag(repo, choice.tag, stack, max_bytes)
     except DocIndexError as exc:
-        return RepoPart(None, {"url": repo.url, "tag": choice.tag, "why": exc.message},
-                        f"repository: {shown} at tag {choice.tag} unavailable: {exc.message}")
+        return RepoPart(None, {"url": repo.url, "tag": choice.tag, "why": exc.message,
+                               "reached": False},
+                        f"repository: {shown} at tag {choice.tag} unavailable: {exc.message}",
+                        NOT_REACHED)
     record = {"url": repo.url, "tag": choice.tag, "commit": scan.commit_hash,
-              "why": choice.reason}
+              "why": choice.reason, "reached": True}
     where = f"{shown} at {choice.reason} (commit {scan.commit_hash[:12]})"
     selection = scan.selection
     if selection is None or not scan.files:
-        return RepoPart(None, record, f"repository: {where}: no docs folder there either")
+        return RepoPart(None, record, f"repository: {where}: no docs folder there either",
+                        NO_DOCS_ANYWHERE)
     what = f"{selection.what} ({selection.why})" if selection.why else selection.what
     return RepoPart(scan, record, f"repository: {where}: docs {what}")
 
@@ -412,6 +428,7 @@ def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: Exit
         shown_files = ", ".join(sorted(docs)) or "none"
         about.append(f"docs: no docs folder in the archive; its README-like files: "
                      f"{shown_files}")
+    about += [line for line in [selection.copies_line()] if line]
     if spec.ecosystem == PYPI:
         pages = api_pages(list(files), set(files))
         from_archive.update(pages)
@@ -419,22 +436,14 @@ def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: Exit
             plural = "s" if len(pages) > 1 else ""
             about.append(f"api: {len(pages)} page{plural} under {API_FOLDER}/ (::: per public "
                          f"module: {_few(sorted(pages))}), from the archive's docstrings")
-    details: dict[str, Any] = {**artifact.record(got.sha256), "commit": None}
+    details: dict[str, Any] = {**artifact.record(got.sha256), "commit": None,
+                                "docs_from": "archive", "docs_note": None}
     scan = Scan(commit_hash=got.sha256)
     scan.skipped = [(s.name, s.reason) for s in contents.skipped]
     repo_files: list[SourceFile] = []
     if not selection.folders:
         part = repository_part(spec, files, stack, max_bytes)
-        if part.record is not None:
-            details["repository"] = part.record
-            details["commit"] = part.record.get("commit")
-        line = part.line
-        if part.scan is not None:  # the archive's copy of a shared path is the published one
-            repo_files = [f for f in part.scan.files if f.path not in from_archive]
-            scan.skipped += part.scan.skipped
-            scan.kinds.update(part.scan.kinds)
-            line += f", {len(repo_files)} file{'s' if len(repo_files) != 1 else ''}"
-        about.append(line)
+        repo_files = _take_repository(part, from_archive, scan, details, about)
     if not from_archive and not repo_files:
         raise nothing_to_index(f"{spec} ({artifact.filename})", scan)
     kept = [f for p, d in from_archive.items() if (f := _file(p, d, max_bytes, scan))]
@@ -443,6 +452,38 @@ def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: Exit
     scan.skipped.sort()
     scan.expand = _package_expansion(files, max_bytes, selection.folders)
     return scan, details, about
+
+
+def _take_repository(part: RepoPart, from_archive: dict[str, bytes], scan: Scan,
+                     details: dict[str, Any], about: list[str]) -> list[SourceFile]:
+    """The repository's files to index (the archive's copy of a shared path is the
+    published one), its record and summary line; with no docs from it, the record's
+    ``docs_note`` says why and what the cache holds instead (``identity.docs_note``)."""
+    if part.record is not None:
+        details["repository"] = part.record
+        details["commit"] = part.record.get("commit")
+    line = part.line
+    repo_files: list[SourceFile] = []
+    if part.scan is not None:
+        repo_files = [f for f in part.scan.files if f.path not in from_archive]
+        scan.skipped += part.scan.skipped
+        scan.kinds.update(part.scan.kinds)
+        line += f", {len(repo_files)} file{'s' if len(repo_files) != 1 else ''}"
+    about.append(line)
+    if part.gap is None:
+        details["docs_from"] = "repository"
+    else:
+        details["docs_from"] = None
+        details["docs_note"] = f"{part.gap}: {_holds(list(from_archive))} only"
+    return repo_files
+
+
+def _holds(paths: list[str]) -> str:
+    """What a cache without a docs folder holds: ``README and API pages``, ``README``
+    (npm, or no public module), ``API pages`` (no README-like file)."""
+    api = any(p.startswith(API_FOLDER + "/") for p in paths)
+    readme = any(not p.startswith(API_FOLDER + "/") for p in paths)
+    return " and ".join([w for w, there in (("README", readme), ("API pages", api)) if there])
 
 
 def _package_expansion(files: dict[str, bytes], max_bytes: int,

@@ -31,7 +31,7 @@ from ...foundation.errors import DocIndexError, UsageError, exit_code_of
 from ...foundation.printable import printable
 from ..index_store import IndexStore
 from ..sync_records import made_for, pinned_by_projects, write_record
-from .identity import PACKAGE_KINDS
+from .identity import PACKAGE_KINDS, docs_note
 from .package import PackageSpec
 
 KEEP, BUILD, PRUNE = "keep", "build", "prune"
@@ -42,7 +42,8 @@ SyncProgress = Callable[[int, int, str], None]
 class SyncItem(NamedTuple):
     """One step of the plan: the cache, the package spec (``pypi:flask==3.1.0``), what
     to do and why; after a run, ``outcome`` (``kept``, ``built``, ``up to date``,
-    ``pruned``, ``failed``) and ``message`` (a failure's one line, a build's counts)."""
+    ``pruned``, ``failed``) and ``message`` (a failure's one line, a build's counts);
+    ``note``: what the kept or built cache could not get (``identity.docs_note``)."""
 
     key: str
     spec: str
@@ -51,6 +52,7 @@ class SyncItem(NamedTuple):
     outcome: str | None = None
     message: str | None = None
     exit_code: int = 0
+    note: str | None = None
 
 
 class SyncReport(NamedTuple):
@@ -177,7 +179,7 @@ def _do(store: IndexStore, project: Path, item: SyncItem, entry: _Pinned | None,
     if item.outcome is not None:  # failed in the plan already
         return item
     if item.action == KEEP:
-        return item._replace(outcome="kept")
+        return item._replace(outcome="kept", note=docs_note(store.source_record(item.key)))
     try:
         if item.action == PRUNE:
             store.delete_index(item.key)
@@ -193,8 +195,8 @@ def _do(store: IndexStore, project: Path, item: SyncItem, entry: _Pinned | None,
         return item._replace(outcome="failed", message=exc.message, exit_code=exit_code_of(exc))
     files = len(report.added) + len(report.changed) + len(report.unchanged)
     outcome = "built" if report.written else "up to date"
-    return item._replace(outcome=outcome,
-                         message=f"{files} files, {report.sections} sections")
+    return item._replace(outcome=outcome, message=f"{files} files, {report.sections} sections",
+                         note=docs_note(store.source_record(item.key)))
 
 
 def _remember(root: Path, project: Path, pinned: list[SyncItem], done: list[SyncItem]) -> None:
