@@ -61,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     _build_command(command)
     _sync_command(command)
     _read_commands(command)
-    serve = command("serve", "the MCP server, on stdin and stdout (or HTTP: --http)")
+    serve = command("serve", "the MCP server, on stdin and stdout or over HTTP (--http)")
     serve.add_argument("--tool-names", choices=("dotted", "underscore"), default="dotted",
                        help="publish context.resolve (dotted, the default) or context_resolve "
                             "(underscore: for clients that refuse dots)")

@@ -372,7 +372,7 @@ positional arguments:
     inspect   show one cache: source, ref, commit, sections, size, age
     resolve   the sections of a cache that answer a question
     delete    delete a cache (and nothing that is not one)
-    serve     the MCP server, on stdin and stdout
+    serve     the MCP server, on stdin and stdout or over HTTP (--http)
     hook      git hooks that rebuild a checkout's cache after pull, checkout
               or rebase
     model     the embedding model for answers by meaning (the semantic extra)

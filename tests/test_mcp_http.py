@@ -23,6 +23,7 @@ import pytest
 from conftest import SAFETY_TIMEOUT, run_cli
 from http_support import READY, HttpServer, only_text, raw_post, sdk_session
 from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 from mcp_support import CACHE_NAMES, context_cli, error_text, make_root
 
 from doc_index.foundation.errors import EXIT_CODES
@@ -109,6 +110,35 @@ def test_sdk_client_over_http(root: Path, style: str) -> None:
         run_client(server.url, body)
         assert server.stop() == 0
     assert server.err_lines == [server.ready_line]
+
+
+def test_same_server_as_stdio(root: Path) -> None:
+    """The initialize answer's instructions, tools/list and resources/list over HTTP are
+    those of stdio: one server object behind two transports."""
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def listing(session: ClientSession) -> list[Any]:
+        return [(await session.list_tools()).model_dump(),
+                (await session.list_resources()).model_dump()]
+
+    async def over_stdio() -> tuple[str | None, list[Any]]:
+        params = StdioServerParameters(command=sys.executable, args=[
+            "-m", "doc_index.cli", "serve", "--root", str(root), "--tool-names", "underscore"])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            init = await s.initialize()
+            return init.instructions, await listing(s)
+
+    async def over_http(url: str) -> tuple[str | None, list[Any]]:
+        async with streamable_http_client(url) as (read, write), \
+                ClientSession(read, write) as session:
+            init = await session.initialize()
+            return init.instructions, await listing(session)
+
+    with HttpServer(root, "--tool-names", "underscore") as server:
+        http = anyio.run(over_http, server.url)
+        assert server.stop() == 0
+    stdio = anyio.run(over_stdio)
+    assert http == stdio and stdio[0]
 
 
 def test_port_alone_binds_loopback(root: Path) -> None:
