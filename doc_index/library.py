@@ -18,17 +18,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from .meaning_status import MeaningStatus
     from .search.cache_details import CacheDetails
-    from .search.results import Answer
+    from .search.results import Answer, Outline, Reading
     from .search.warm_caches import WarmCaches
     from .store.index_store import BuildReport, Progress
     from .store.sources.package_sync import SyncProgress, SyncReport
     from .store.v0_build import BuiltCache
 
 DEFAULT_BUDGET = 2000
+_T = TypeVar("_T")
 
 
 class DocIndex:
@@ -98,7 +100,8 @@ class DocIndex:
 
     def sync(self, project: str | os.PathLike[str] = ".", *, dry_run: bool = False,
              prune: bool = False, all_locked: bool = False,
-             progress: SyncProgress | None = None) -> SyncReport:
+             progress: SyncProgress | None = None,
+             trust_project_index: bool = False) -> SyncReport:
         """One cache per dependency ``project`` pins (its lockfiles: uv.lock, poetry.lock,
         requirements*.txt, package-lock.json, ... docs/packages.md), named
         ``NAME@VERSION``: a pin already cached is kept (no network), another is built
@@ -107,12 +110,17 @@ class DocIndex:
         sync made for this project that no project synced into this root pins any more
         (nothing else); ``dry_run``: the plan only. A failing package is in the report
         (``SyncReport.failures``) and does not stop the others; ``progress(done, total,
-        cache)`` is called between steps."""
+        cache)`` is called between steps. Packages come from the user's own installer
+        configuration only: a pin whose project names another index is refused, unless
+        ``trust_project_index`` (a person's choice at the terminal; the hooks never pass
+        it), and even then no user credential goes to a host the user did not configure
+        (docs/security.md)."""
         from .store.index_store import IndexStore
         from .store.sources.package_sync import run_sync
 
         return run_sync(IndexStore(self.root), Path(project), dry_run=dry_run, prune=prune,
-                        all_locked=all_locked, progress=progress)
+                        all_locked=all_locked, progress=progress,
+                        trust_project_index=trust_project_index)
 
     def caches(self) -> list[Cache]:
         """The caches under the root (``context.list_caches``: every directory but the
@@ -186,6 +194,13 @@ class DocIndex:
         target = Path(folder) if folder is not None else user_model_dir()
         return fetch.fetch(target, url or fetch.URL, progress=progress)
 
+    def meaning_status(self) -> MeaningStatus:
+        """Whether answers use meaning (where a cache holds vectors) with this index's
+        model folder, and why not (``meaning_status``)."""
+        from .meaning_status import meaning_status
+
+        return meaning_status(self.model)
+
     def mcp_config(self, client: str, *, http: str | None = None) -> str:
         """The MCP configuration block of this installation for ``client`` (one of
         ``mcp_config.CLIENTS``), serving this root; with ``http``, the block that points the
@@ -239,6 +254,44 @@ class Cache:
             return tools.answer(self.path, query, budget, warm=self.warm,
                                 meaning=ByMeaning(self.model))
         except CacheMissing as exc:  # (gone meanwhile, or no manifest): name it
+            if self.index is None or exc.message != spec_message(exc.code):
+                raise
+            from .missing_cache import missing_cache
+
+            raise missing_cache(self.index.root, self.name, exc) from None
+
+    def outline(self, prefix: str = "", budget: int = DEFAULT_BUDGET, *,
+                depth: int | None = None, cursor: str | None = None) -> Outline:
+        """Its files (those whose path starts with ``prefix``) and their headings, at most
+        ``depth`` deep, from section ``cursor`` on, within ``budget`` tokens: each
+        section's id, heading, depth and tokens; ``outline.next`` is the cursor for the
+        rest (``search.navigation``). BudgetError, QueryError (an argument, a cursor no
+        section of the outline has), CacheMissing, CacheInvalid, IoError."""
+        from .search import navigation
+
+        return self._named(lambda: navigation.outline(
+            self.path, prefix, budget, depth=depth, cursor=cursor, warm=self.warm))
+
+    def read(self, section_id: str, scope: str = "section", budget: int = DEFAULT_BUDGET,
+             *, line: int | None = None) -> Reading:
+        """Section ``section_id`` whole (``scope`` ``section``), every section of its file
+        (``page``) or the sections beside it (``neighbours``), from file line ``line`` on,
+        within ``budget`` tokens, each with the provenance ``resolve`` gives; a section
+        that does not fit is cut to its first lines that do, and ``read.next_line`` is
+        where to go on (``search.navigation``). Errors as :meth:`outline`."""
+        from .search import navigation
+
+        return self._named(lambda: navigation.read(
+            self.path, section_id, scope, budget, line=line, warm=self.warm))
+
+    def _named(self, call: Callable[[], _T]) -> _T:
+        """``call()``; a cache under a root that is missing is named, with the closest
+        names (as :meth:`resolve` does)."""
+        from .foundation.errors import CacheMissing, spec_message
+
+        try:
+            return call()
+        except CacheMissing as exc:
             if self.index is None or exc.message != spec_message(exc.code):
                 raise
             from .missing_cache import missing_cache

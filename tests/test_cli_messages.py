@@ -371,6 +371,10 @@ positional arguments:
     list      list the caches under the root
     inspect   show one cache: source, ref, commit, sections, size, age
     resolve   the sections of a cache that answer a question
+    outline   a cache's files and headings with their section ids and tokens
+              (as context_outline answers)
+    read      a section by id, its page or its neighbours (as context_read
+              answers)
     delete    delete a cache (and nothing that is not one)
     serve     the MCP server, on stdin and stdout or over HTTP (--http)
     hook      git hooks that rebuild a checkout's cache after pull, checkout
@@ -443,8 +447,8 @@ def test_every_argument_and_option_is_described() -> None:
         assert "ROOT_BEFORE" not in text and "``" not in text, name
         for action in parser._actions:
             assert action.help and action.help != argparse.SUPPRESS, (name, action.dest)
-    # doc-index, its 10 commands, hook install, hook uninstall and model fetch
-    assert len(seen) == 14
+    # doc-index, its 12 commands, hook install, hook uninstall and model fetch
+    assert len(seen) == 16
     code, out, _ = run("hook", "install", "--help", env={"COLUMNS": "80"})
     assert code == 0 and b"--subdir PATH" in out and b"--name NAME" in out
 

@@ -86,6 +86,8 @@ def test_sync_list_and_inspect_say_what_was_not_got(project: tuple[Path, str]) -
     code, out, err = cli("sync", str(folder))
     assert code == 0, err
     assert out.splitlines()[1:] == [
+        f"  pypi packages from {index} (pip's configuration, PIP_INDEX_URL: the only "
+        "installer configured)",
         "  built      doohickey@1.0.0  (2 files, 2 sections; no docs folder in the archive "
         "or the docs repository: README and API pages only)",
         f"  built      gadget@0.3.0     (2 files, 2 sections; {NOT_REACHED})",

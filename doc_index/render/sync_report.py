@@ -1,5 +1,6 @@
-"""``doc-index sync``'s report: the plan (``--dry-run``) or what was done, one line per
-cache, the failures again at the end."""
+"""``doc-index sync``'s report: the plan (``--dry-run``) or what was done, where each
+ecosystem's packages come from, one line per cache, the refusals and failures again at the
+end."""
 
 from __future__ import annotations
 
@@ -14,22 +15,25 @@ def sync_lines(report: SyncReport) -> list[str]:
     head = "plan" if report.dry_run else "sync"
     lines = [f"{head} {printable(str(report.project))}: {len(report.items)} "
              f"cache{'s' if len(report.items) != 1 else ''} from {printable(files)}"]
+    lines += [f"  {line}" for line in report.indexes]
     lines += [f"  warning: {printable(w)}" for w in report.warnings]
     width = max((len(item.key) for item in report.items), default=0)
     for item in report.items:
         state = item.action if report.dry_run or item.outcome is None else item.outcome
         detail = item.reason if report.dry_run or not item.message else item.message
-        if item.outcome == "failed":
+        if item.outcome == "refused":
+            detail = item.reason if report.dry_run else "see below"
+        elif item.outcome == "failed":
             detail = f"{item.reason}: {item.message}" if report.dry_run else "see below"
         elif item.note and not report.dry_run:
             detail += f"; {item.note}"
         lines.append(f"  {state:<10} {printable(item.key).ljust(width)}  ({printable(detail)})")
     if not report.dry_run:
         counts = [f"{report.count(o)} {o}" for o in ("kept", "built", "up to date", "pruned",
-                                                    "failed") if report.count(o)]
+                                                    "refused", "failed") if report.count(o)]
         lines.append(f"done: {', '.join(counts) or 'nothing to do'}{_without_docs(report)}")
     for item in report.failures:
-        lines.append(f"failed: {printable(item.spec)}: {printable(item.message or '')}")
+        lines.append(f"{item.outcome}: {printable(item.spec)}: {printable(item.message or '')}")
     return lines
 
 

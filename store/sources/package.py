@@ -36,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import re
 from contextlib import ExitStack
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...foundation.errors import PackageError, UsageError
@@ -138,43 +137,47 @@ def _npm_spec(text: str, source: str) -> PackageSpec:
 
 
 class Downloaded(NamedTuple):
-    """A verified archive: where it was found (``package_fetch.Artifact``), its bytes and
-    their sha256."""
+    """A verified archive: where it was found (``package_fetch.Artifact``), its bytes,
+    their sha256, and whose configuration chose that index (for the summary)."""
 
     artifact: Any  # package_fetch.Artifact (imported late: the build path's cost)
     data: bytes
     sha256: str
+    via: str = ""
 
 
-def fetch_archive(spec: PackageSpec, *, project: Path | None = None,
-                  index: str | None = None, hashes: tuple[str, ...] = ()) -> Downloaded:
-    """Find and download ``spec``'s source archive from the user's configured index
-    (``index``, a lockfile's, is asked first); with ``hashes`` (a lockfile's), the bytes
-    must also match one of them. PackageError (and its kinds) otherwise."""
+def fetch_archive(spec: PackageSpec, *, config: Any = None,
+                  hashes: tuple[str, ...] = ()) -> Downloaded:
+    """Find and download ``spec``'s source archive through ``config`` (a ``PypiConfig``
+    or ``NpmConfig``; None: the user's own configuration, ``index_choice`` says which
+    index a synced pin uses); with ``hashes`` (a lockfile's), the bytes must also match
+    one of them. PackageError (and its kinds) otherwise."""
     from .package_fetch import Fetcher, download
 
     if spec.ecosystem == PYPI:
-        from .package_index import IndexLocation, authorizer, find_sdist, pypi_config
+        from .package_index import authorizer, find_sdist, pypi_config
 
-        config = pypi_config(project=project)
-        if index and all(loc.url != index for loc in config.locations):
-            config = config._replace(locations=(IndexLocation(index, "the lockfile"),
-                                                *config.locations))
+        config = pypi_config() if config is None else config
         fetcher = Fetcher(authorize=authorizer(config), cafile=config.cafile)
         artifact = find_sdist(config, spec.name, spec.version, fetcher)
+        location = next(loc for loc in config.locations if loc.url == artifact.index)
+        via = (f"the project's ({location.origin}), accepted by hand" if location.from_project
+               else f"{config.installer}'s configuration ({location.origin}): {config.why}")
     else:
         from .npm_registry import find_npm_tarball, npm_config
 
-        npm = npm_config(project)
-        fetcher = Fetcher(authorize=npm.authorize, cafile=npm.cafile)
-        artifact = find_npm_tarball(npm, spec.name, spec.version, fetcher)
+        config = npm_config() if config is None else config
+        fetcher = Fetcher(authorize=config.authorize, cafile=config.cafile)
+        artifact = find_npm_tarball(config, spec.name, spec.version, fetcher)
+        via = config.origin if config.origin.startswith(("the project's", "npm's default")) \
+            else f"npm's configuration ({config.origin})"
     data = download(artifact, fetcher)
     sha256 = hashlib.sha256(data).hexdigest()
     if hashes and not _matches_lock(data, sha256, hashes):
         raise PackageError(f"{artifact.filename} does not match the hash the lockfile lists "
                            f"for {spec} ({hashes[0]}): the index serves other bytes than "
                            "the ones the project was locked with")
-    return Downloaded(artifact, data, sha256)
+    return Downloaded(artifact, data, sha256, via)
 
 
 def _matches_lock(data: bytes, sha256: str, hashes: tuple[str, ...]) -> bool:
@@ -380,17 +383,15 @@ def _scan_tag(repo: Any, tag: str, stack: ExitStack, max_bytes: int) -> Scan:
 def build_from_package(store: IndexStore, source: str, *, name: str | None = None,
                        full: bool = False, replace: bool = False,
                        max_bytes: int = DEFAULT_MAX_BYTES, progress: Progress | None = None,
-                       project: Path | None = None, index: str | None = None,
-                       hashes: tuple[str, ...] = ()) -> BuildReport:
+                       config: Any = None, hashes: tuple[str, ...] = ()) -> BuildReport:
     """Build or update the cache of a published package (``pypi:NAME==VERSION``,
-    ``npm:NAME@VERSION``), named ``NAME@VERSION`` or exactly ``name``. ``project``: the
-    folder whose installer configuration applies (None: the current one); ``index`` and
-    ``hashes``: a lockfile's (``sync``)."""
+    ``npm:NAME@VERSION``), named ``NAME@VERSION`` or exactly ``name``. ``config``: the
+    installer configuration to fetch with (None: the user's own; never a file of the
+    current folder); ``hashes``: a lockfile's (``sync``)."""
     spec = parse_spec(source)
     key = Source(spec.ecosystem, "", spec.version, spec.ecosystem, spec.name,
                  spec.key).cache_key(name)
-    got = fetch_archive(spec, project=Path.cwd() if project is None else project, index=index,
-                        hashes=hashes)
+    got = fetch_archive(spec, config=config, hashes=hashes)
     from .archives import read_archive
 
     contents = read_archive(got.data, got.artifact.filename)
@@ -417,7 +418,8 @@ def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: Exit
     selection, docs = archive_docs(files)
     check = (f"{artifact.digest.algorithm} verified" if artifact.digest
              else "no published hash: a local file index")
-    about = [f"package: {spec}: {artifact.filename} from {shown(artifact.index)} ({check})"]
+    about = [f"package: {spec}: {artifact.filename} from {shown(artifact.index)} ({check})",
+             f"index: {got.via}"]
     about += [f"warning: {w}" for w in artifact.warnings]
     from_archive = dict(docs)
     if selection.folders:
