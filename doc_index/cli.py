@@ -326,7 +326,15 @@ def _run(args: argparse.Namespace) -> int:
         print(f"deleted: {printable(args.name)}", file=sys.stderr)
         return 0
     if command == "mcp-config":
-        out = index.mcp_config(args.client, http=args.http)
+        if args.http is not None:  # (no server is started: no meaning line)
+            out = index.mcp_config(args.client, http=args.http)
+        else:
+            meaning = index.meaning_status(verify=True)
+            out = index.mcp_config(args.client, meaning)
+            by = ("meaning, with this model (--model in its args)" if meaning.on
+                  else "words only")
+            print(printable(f"{meaning.line()}: the server this block starts answers by "
+                            f"{by}"), file=sys.stderr)
     elif command == "resolve":
         out = _resolve(index, args)
     elif command in ("outline", "read"):
@@ -387,9 +395,14 @@ def _list_or_inspect(index: DocIndex, args: argparse.Namespace) -> str:
 
     if args.command == "list":
         caches = [cache.info() for cache in index.caches()]
-        return listing.list_json(caches) if args.json else listing.list_text(caches, index.root)
-    details = index.cache(args.name).info()
-    return listing.details_json(details) if args.json else listing.details_text(details)
+        if args.json:
+            return listing.list_json(caches)
+        return listing.list_text(caches, index.root, meaning=index.meaning_status())
+    cache = index.cache(args.name)
+    details = cache.info()
+    if args.json:
+        return listing.details_json(details)
+    return listing.details_text(details, meaning=cache.meaning_status())
 
 
 def _resolve(index: DocIndex, args: argparse.Namespace) -> str:
@@ -398,6 +411,8 @@ def _resolve(index: DocIndex, args: argparse.Namespace) -> str:
 
     cache = index.cache(args.name)
     answer = cache.resolve(args.query, parse_budget(args.budget))
+    if sys.stderr.isatty():  # a person: whether this answer used meaning, or why not
+        print(printable(cache.meaning_status(answer).line()), file=sys.stderr)
     selection = answer.selection
     if not answer.documents and selection["documents_excluded_by_budget"]:
         # stdout stays the spec's answer; a person is told why it is empty

@@ -101,6 +101,7 @@ class DocIndex:
     def sync(self, project: str | os.PathLike[str] = ".", *, dry_run: bool = False,
              prune: bool = False, all_locked: bool = False,
              progress: SyncProgress | None = None,
+             embed_progress: Progress | None = None,
              trust_project_index: bool = False) -> SyncReport:
         """One cache per dependency ``project`` pins (its lockfiles: uv.lock, poetry.lock,
         requirements*.txt, package-lock.json, ... docs/packages.md), named
@@ -114,13 +115,34 @@ class DocIndex:
         configuration only: a pin whose project names another index is refused, unless
         ``trust_project_index`` (a person's choice at the terminal; the hooks never pass
         it), and even then no user credential goes to a host the user did not configure
-        (docs/security.md)."""
+        (docs/security.md).
+
+        Then, with the semantic extra and a model (as ``build``), once every cache is
+        committed (they answer lexically at once), the sections of the caches the project
+        pins that have no current vectors are embedded, the model loaded once for all
+        (``embed_progress(done, total)``); ``report.meaning`` says what was done or why
+        not."""
+        from .meaning_build import embed_after_sync, model_for_build
         from .store.index_store import IndexStore
         from .store.sources.package_sync import run_sync
 
-        return run_sync(IndexStore(self.root), Path(project), dry_run=dry_run, prune=prune,
-                        all_locked=all_locked, progress=progress,
-                        trust_project_index=trust_project_index)
+        model = model_for_build(self.model)
+        store = IndexStore(self.root)
+        report = run_sync(store, Path(project), dry_run=dry_run, prune=prune,
+                          all_locked=all_locked, progress=progress,
+                          trust_project_index=trust_project_index)
+        if dry_run:
+            return report
+        return embed_after_sync(store, report, model, embed_progress)
+
+    def meaning_status(self, *, verify: bool = False) -> MeaningStatus:
+        """Whether this installation answers by meaning (the ``DOC_INDEX_SEMANTIC``
+        switch, the semantic extra, a model file found from ``model``), and why not: the
+        line every door prints (``MeaningStatus.line``). ``verify``: the model file is
+        read and checked against the pinned sha256s too (about 23 MB)."""
+        from .meaning_status import meaning_status
+
+        return meaning_status(self.model, verify=verify)
 
     def caches(self) -> list[Cache]:
         """The caches under the root (``context.list_caches``: every directory but the
@@ -194,21 +216,21 @@ class DocIndex:
         target = Path(folder) if folder is not None else user_model_dir()
         return fetch.fetch(target, url or fetch.URL, progress=progress)
 
-    def meaning_status(self) -> MeaningStatus:
-        """Whether answers use meaning (where a cache holds vectors) with this index's
-        model folder, and why not (``meaning_status``)."""
-        from .meaning_status import meaning_status
-
-        return meaning_status(self.model)
-
-    def mcp_config(self, client: str, *, http: str | None = None) -> str:
+    def mcp_config(self, client: str, meaning: MeaningStatus | None = None, *,
+                   http: str | None = None) -> str:
         """The MCP configuration block of this installation for ``client`` (one of
-        ``mcp_config.CLIENTS``), serving this root; with ``http``, the block that points the
-        client at the ``serve --http`` server at that URL instead."""
+        ``mcp_config.CLIENTS``), serving this root; when answers use meaning here
+        (``meaning``, else ``meaning_status(verify=True)``), the server it starts is given
+        the model's folder (``--model``), so it answers by meaning too. With ``http``, the
+        block that points the client at the ``serve --http`` server at that URL instead
+        (that server's own ``--model`` decides)."""
         from .mcp_config import config_text, http_config_text
 
-        return config_text(client, self.root) if http is None else \
-            http_config_text(client, http)
+        if http is not None:
+            return http_config_text(client, http)
+        if meaning is None:
+            meaning = self.meaning_status(verify=True)
+        return config_text(client, self.root, meaning.model_dir if meaning.on else None)
 
 
 class Cache:
@@ -297,6 +319,23 @@ class Cache:
             from .missing_cache import missing_cache
 
             raise missing_cache(self.index.root, self.name, exc) from None
+    def meaning_status(self, answer: Answer | None = None) -> MeaningStatus:
+        """Whether answers from this cache use meaning, and why not (its ``vectors.bin``
+        under the installation's status, ``DocIndex.meaning_status``); with ``answer``
+        (one of its answers), what that answer did."""
+        from .meaning_status import cache_meaning, meaning_status
+
+        if answer is not None and answer.meaning is None:  # a Context Engine v0 cache
+            return cache_meaning(self.path, meaning_status(self.model), native=False)
+        status = meaning_status(self.model, verify=True)
+        found = cache_meaning(self.path, status, native=_native(self.path))
+        if answer is None or not found.on:
+            return found
+        from .search.meaning import USED
+
+        if answer.meaning == USED:
+            return found
+        return found._replace(on=False, reason=f"not used by this answer ({answer.meaning})")
 
     def info(self) -> CacheDetails:
         """Its format, validity, source, commit, sections, tokens, sizes and build time
@@ -328,6 +367,17 @@ class Cache:
             from .missing_cache import missing_cache
 
             raise missing_cache(root, self.name, CacheMissing(detail="deleted meanwhile"))
+
+
+def _native(path: Path) -> bool:
+    """The manifest at ``path`` is not a Context Engine v0 one: the store's starts with
+    its ``index_version`` among the first fields, a v0 one has a ``build_config``."""
+    try:
+        with open(path / "manifest.json", "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return True
+    return b'"index_version":' in head[:256] or b'"build_config"' not in head
 
 
 def build_v0(sources: str | os.PathLike[str], cache: str | os.PathLike[str], *,

@@ -18,7 +18,8 @@ def run_sync(index: DocIndex, project: str, *, dry_run: bool, prune: bool,
     progress = _progress if sys.stderr.isatty() and not dry_run else None
     try:
         report = index.sync(project, dry_run=dry_run, prune=prune, all_locked=all_locked,
-                            progress=progress, trust_project_index=trust_project_index)
+                            progress=progress, trust_project_index=trust_project_index,
+                            embed_progress=_embed_progress if progress is not None else None)
     finally:
         if progress is not None:
             sys.stderr.write("\r\033[K")
@@ -40,4 +41,10 @@ def run_sync(index: DocIndex, project: str, *, dry_run: bool, prune: bool,
 
 def _progress(done: int, total: int, key: str) -> None:
     sys.stderr.write(f"\r\033[K  [{done}/{total}] {key}")
+    sys.stderr.flush()
+
+
+def _embed_progress(done: int, total: int) -> None:
+    """After the caches are committed: sections through the embedding model."""
+    sys.stderr.write(f"\r\033[K  embedding {done:,}/{total:,} sections")
     sys.stderr.flush()

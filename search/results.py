@@ -15,9 +15,11 @@ from typing import NamedTuple, TypedDict
 class ByMeaning(NamedTuple):
     """Answer a native cache by meaning too when it holds vectors and a model is found
     (``search.meaning``); ``model_dir``: the model's folder (None: ``DOC_INDEX_MODEL_DIR``,
-    else the user cache)."""
+    else the user cache, else the packaged model). ``outcome``: a list the answer appends
+    whether it used meaning to (``search.meaning.USED``, or the piece that was missing)."""
 
     model_dir: Path | None = None
+    outcome: list[str] | None = None
 
 
 class CacheEntry(NamedTuple):
@@ -93,10 +95,13 @@ class Selection(TypedDict):
 
 
 class Answer(NamedTuple):
-    """A SelectionResult: the selected sections, best first, and what was selected."""
+    """A SelectionResult: the selected sections, best first, and what was selected;
+    ``meaning``: whether it used meaning (``search.meaning.USED``) or which piece was
+    missing; None for a Context Engine v0 cache (answered by its own rules)."""
 
     documents: list[Document]
     selection: Selection
+    meaning: str | None = None
 
 
 READ_SCOPES = ("section", "page", "neighbours")

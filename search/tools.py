@@ -100,7 +100,11 @@ def answer(
         from ..search.native_selection import select
 
         try:
-            return Answer(**select(cache, query, checked, meaning=meaning))
+            if meaning is None:
+                return Answer(**select(cache, query, checked))
+            outcome: list[str] = []
+            result = select(cache, query, checked, meaning=meaning._replace(outcome=outcome))
+            return Answer(**result, meaning=outcome[0] if outcome else None)
         except CacheReplaced:
             if warm is not None:
                 warm.discard(cache_dir, _WARM_KIND)

@@ -38,6 +38,7 @@ from ..foundation.errors import (
     as_context_error,
     spec_message,
 )
+from ..foundation.printable import printable
 from ..library import build_v0
 from ..search.budget import parse_budget
 from ..search.results import READ_SCOPES
@@ -65,8 +66,16 @@ def _existing(text: str) -> Path:
 
 def _resolve(args: argparse.Namespace) -> str:
     budget = parse_budget(args.budget)
-    return spec_tools.resolve(_existing(args.cache), args.query, budget,
-                              args.format == "pretty")
+    if not sys.stderr.isatty():  # (the reference's stderr: nothing on success)
+        return spec_tools.resolve(_existing(args.cache), args.query, budget,
+                                  args.format == "pretty")
+    from ..library import Cache
+    from ..render.spec_json import answer_text
+
+    cache = Cache(_existing(args.cache))
+    answer = cache.resolve(args.query, budget)
+    _stderr(printable(cache.meaning_status(answer).line()))  # a person: meaning or why not
+    return answer_text(answer, args.format == "pretty")
 
 
 def _inspect(args: argparse.Namespace) -> str:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from doc_index import __version__
 
 from ..foundation.errors import EXIT_INTERRUPTED, spec_json
+from ..meaning_status import MeaningStatus, meaning_status
 from ..search.cache_catalog import RESOURCE_URI
 from ..search.warm_caches import WarmCaches, memory_budget
 from .mcp_tools import (
@@ -77,8 +78,9 @@ def instructions(style: str, root: Path | None = None,
         f"headings and ids."
     )
     if meaning is not None:
-        text += (" Answers use meaning too where a cache holds vectors." if meaning.on else
-                 " Answers match words, not meaning: use the docs' own terms.")
+        text += (" Answers match the question's meaning as well as its words in caches that "
+                 "hold vectors." if meaning.on else
+                 f" Answers match words, not meaning ({meaning.line()}).")
     packages = _package_lines(root) if root is not None else []
     if packages:
         text += (" Dependency docs at pinned versions (cache: package version, projects "
@@ -240,9 +242,8 @@ def run(root: Path, tool_names: str = "dotted", model: Path | None = None, *,
     calls = ToolCalls(Path(root), warm=warm, model=model, style=tool_names)
     if not calls.root.is_dir():
         logger.warning("cache root %s is not a directory (yet)", calls.root)
-    from ..meaning_status import meaning_status
-
     meaning = meaning_status(model)
+    print(f"doc-index serve: {serve_line(meaning, calls.root)}", file=sys.stderr, flush=True)
     try:
         server = build_server(calls, tool_names, meaning)  # one server, either transport
         if listening is not None:
@@ -268,6 +269,22 @@ def _listening(http: str, token_file: str | os.PathLike[str] | None) -> tuple[An
     token = http_token(token_file, os.environ)
     check_access(listen, token)
     return listen, bind(listen), token
+
+
+def serve_line(meaning: MeaningStatus, root: Path) -> str:
+    """The line ``serve`` starts with: whether answers use meaning, and in how many of
+    the root's caches (those holding ``vectors.bin``), or why not."""
+    if not meaning.on:
+        return meaning.line()
+    try:
+        with os.scandir(root) as entries:
+            caches = [e.path for e in entries if e.is_dir(follow_symlinks=False)
+                      and not e.name.startswith(".")]
+    except OSError:
+        caches = []
+    held = sum(1 for c in caches if os.path.isfile(os.path.join(c, "vectors.bin")))
+    return (f"meaning: on ({meaning.reason}; {held} of {len(caches)} caches hold vectors, "
+            "the others answer by words until built again)")
 
 
 def _configure_logging() -> None:

@@ -98,8 +98,8 @@ def query_parameter(meaning: bool) -> str:
     """The ``query`` description, true of the server: whether it answers by meaning."""
     if meaning:
         # The ranking fuses words and meaning where a cache holds vectors.
-        return ("A question or keywords. Answers match words and, where a cache holds "
-                "vectors, meaning: ask in plain words; naming the API, option or error "
+        return ("A question or keywords. Matching is by words and by meaning (in caches "
+                "that hold vectors): ask in plain words; naming the API, option or error "
                 "message the docs use still ranks best.")
     # The ranking matches words (stems, identifier parts, a few synonyms), not meaning: an
     # agent that writes the docs' likely terms gets better answers than a paraphrase.

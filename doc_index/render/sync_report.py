@@ -32,6 +32,8 @@ def sync_lines(report: SyncReport) -> list[str]:
         counts = [f"{report.count(o)} {o}" for o in ("kept", "built", "up to date", "pruned",
                                                     "refused", "failed") if report.count(o)]
         lines.append(f"done: {', '.join(counts) or 'nothing to do'}{_without_docs(report)}")
+    if report.meaning is not None:
+        lines.append(f"meaning: {printable(report.meaning)}")
     for item in report.failures:
         lines.append(f"{item.outcome}: {printable(item.spec)}: {printable(item.message or '')}")
     return lines

@@ -68,7 +68,9 @@ class SyncItem(NamedTuple):
 class SyncReport(NamedTuple):
     """What ``sync`` planned (``dry_run``) or did, in plan order, with the lockfiles read,
     their warnings, and where each ecosystem's packages come from (``indexes``, the
-    summary's lines: ``IndexChoice.lines``)."""
+    summary's lines: ``IndexChoice.lines``);
+    ``meaning``: what embedding the caches did, or why not (set by the library after the
+    sync, ``doc_index.meaning_build``)."""
 
     project: Path
     files: tuple[str, ...]
@@ -76,6 +78,7 @@ class SyncReport(NamedTuple):
     items: tuple[SyncItem, ...]
     dry_run: bool
     indexes: tuple[str, ...] = ()
+    meaning: str | None = None
 
     @property
     def failures(self) -> tuple[SyncItem, ...]:
