@@ -111,9 +111,11 @@ class Server:
              "127.0.0.1:0"], cwd="/", env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         assert self.proc.stderr is not None
-        line = self.proc.stderr.readline().decode()
-        if not line.startswith(READY):
-            raise RuntimeError(f"the server did not start: {line!r}")
+        line = "-"
+        while line and not line.startswith(READY):  # (the meaning line comes first)
+            line = self.proc.stderr.readline().decode()
+        if not line:
+            raise RuntimeError("the server ended before it listened")
         self.url = line[len(READY):].split(";", 1)[0]
         self.rss_idle = self.rss()
         self.samples: list[float] = []

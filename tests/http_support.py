@@ -21,6 +21,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 READY = "doc-index serve: listening on "
+MEANING = "doc-index serve: meaning: "  # every serve's first line (doc_index.meaning_status)
 
 
 class HttpServer:
@@ -67,6 +68,11 @@ class HttpServer:
     @property
     def stderr(self) -> str:
         return "\n".join(self.err_lines)
+
+    def said_only_its_start(self) -> bool:
+        """Whether all the server wrote is its two start lines: meaning, then listening."""
+        return (len(self.err_lines) == 2 and self.err_lines[0].startswith(MEANING)
+                and self.err_lines[1] == self.ready_line)
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
         """Send ``sig``; the exit status once the server and its stderr have ended."""
