@@ -213,14 +213,14 @@ def _prepare_parsers() -> None:
     report, later, in its own place."""
     try:
         from .indexer.document import index_file  # noqa: F401 (imported for the workers)
-        from .indexer.markdown import _block_parser, _inline_parser
+        from .indexer.markdown import block_parser, inline_parser
         from .indexer.rst_structure import parser
         from .store.parse_cache import indexer_salt
 
         indexer_salt()
         parser()
-        _block_parser()
-        _inline_parser()
+        block_parser()
+        inline_parser()
     except Exception:  # noqa: BLE001, S110
         pass
 

@@ -28,7 +28,6 @@ import stat
 import subprocess
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..foundation.safe_paths import path_problem
@@ -490,36 +489,3 @@ def state_function(config: ExpandConfig) -> Callable[[str], str | None]:
 __all__ = ["DirectoryReader", "ExpandConfig", "Expander", "GitTreeReader", "MemoryReader",
            "configure", "fingerprint",
            "expander_for", "forget", "git_blob_hash", "state_function"]
-
-
-def directory_config(directory: str, max_bytes: int, folders: Iterable[str] = ()
-                     ) -> ExpandConfig:
-    """The expansion of a local folder's build: in a git work tree, reading the files git
-    lists anywhere in it (modules and included files often live beside the docs folder,
-    in ``src/``); elsewhere, the folder itself."""
-    from .git_run import run_git
-    from .walk import SKIPPED_DIRS, _ignored_by_git
-
-    top = None
-    try:
-        done = run_git(["rev-parse", "--show-toplevel"], cwd=directory)
-        if done.status == 0:
-            top = os.fsdecode(done.out.rstrip(b"\n"))
-            listed = run_git(["ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                             cwd=top)
-            if listed.status != 0 or _ignored_by_git(Path(directory).resolve()):
-                top = None
-    except OSError:
-        top = None
-    if top is not None:
-        prefix = posixpath.relpath(os.path.realpath(directory), os.path.realpath(top))
-        if prefix == "." or prefix.startswith(".."):
-            prefix = ""
-        else:
-            prefix += "/"
-        files = frozenset(p for p in (os.fsdecode(x) for x in listed.out.split(b"\0") if x)
-                          if path_problem(p) is None)
-        reader: Reader = DirectoryReader(os.path.realpath(top), files, max_bytes)
-        return configure(reader, prefix, [prefix + f for f in folders])
-    reader = DirectoryReader(os.path.realpath(directory), None, max_bytes, SKIPPED_DIRS)
-    return configure(reader, "", folders)

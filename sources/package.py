@@ -48,10 +48,10 @@ from ..indexer.formats import is_doc_path
 from .docs_folder import (
     DOCS,
     Selection,
-    _readme_like,  # (the git source's rule for README-like names)
     choose,
     choose_package,
     classify,
+    readme_like,  # (the git source's rule for README-like names)
 )
 from .identity import (
     FOLDER,
@@ -204,7 +204,7 @@ def archive_docs(files: dict[str, bytes]) -> tuple[Selection, dict[str, bytes]]:
     files it indexes; with no docs folder, the top-level README-like files only."""
     selection = choose(list(files), files.get, DOCS)
     if selection.folders == ("",):  # no docs folder: not the whole sdist (its tests...)
-        readmes = [p for p in files if "/" not in p and _readme_like(p) and is_doc_path(p)]
+        readmes = [p for p in files if "/" not in p and readme_like(p) and is_doc_path(p)]
         selection = Selection(DOCS, (), what="no docs folder", why="only README-like files",
                               files=readmes)
     chosen = {p: data for p, data in files.items() if classify(selection, p).index}

@@ -730,7 +730,7 @@ def _add_parsed(path: str, result: ParsedFile | str, report: BuildReport, ids: I
         report.expansion.add(result.expansion)
     writer.add_file(result.raw_digest, len(result.sections))
     tokens = 0
-    for entry in _fresh_file(result, ids, writer):
+    for entry in fresh_file(result, ids, writer):
         version.add(entry["id"], entry["version"])
         tokens += entry["tokens"]
         spool.add(entry)
@@ -743,7 +743,7 @@ def _drop(report: BuildReport, path: str) -> None:
             bucket.remove(path)
 
 
-def _fresh_file(parsed: ParsedFile, ids: IdAssigner, writer: IndexWriter) -> list[dict[str, Any]]:
+def fresh_file(parsed: ParsedFile, ids: IdAssigner, writer: IndexWriter) -> list[dict[str, Any]]:
     sections = parsed.sections
     slugs = [heading_slug(s.kind, s.title) for s in sections]
     new_ids = ids.assign(parsed.path, [(s.kind, slug, s.dedup_hash)

@@ -459,10 +459,10 @@ class WarmWorker:
 
 def _warm_markdown() -> None:
     from ..indexer.document import index_file  # noqa: F401 (imported for what follows)
-    from ..indexer.markdown import _block_parser, _inline_parser
+    from ..indexer.markdown import block_parser, inline_parser
 
-    _block_parser()
-    _inline_parser()
+    block_parser()
+    inline_parser()
 
 
 class _ChildResults:
@@ -523,10 +523,10 @@ def _warm_parsers(jobs: list[Job]) -> None:
 
     rst = [is_rst_path(path) for path, _, _ in jobs]
     if not all(rst):
-        from ..indexer.markdown import _block_parser, _inline_parser
+        from ..indexer.markdown import block_parser, inline_parser
 
-        _block_parser()
-        _inline_parser()
+        block_parser()
+        inline_parser()
     if any(rst):
         from ..indexer.rst_structure import parser
 

@@ -69,7 +69,7 @@ def test_a_file_of_heading_lines_is_parsed_by_prefixes_only() -> None:
     from doc_index.indexer import markdown
 
     seen: list[int] = []
-    block = markdown._block_parser().block
+    block = markdown.block_parser().block
     real_parse = block.parse
 
     def counting_parse(src: str, *args: object) -> object:
