@@ -287,9 +287,9 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     except (Exception, KeyboardInterrupt) as exc:  # the last line of defence: a fact
         from ..foundation.errors import exit_code_of
-        from ..render.messages import for_people
+        from ..render.messages import error_line
 
-        print(f"error: {for_people(exc, args)}", file=sys.stderr)
+        print(f"error: {error_line(exc, args)}", file=sys.stderr)
         return exit_code_of(exc)
 
 

@@ -17,7 +17,7 @@ from ..foundation.printable import printable
 _SHOWN_CHARS = 40
 
 
-def for_people(exc: BaseException, args: argparse.Namespace) -> str:
+def error_line(exc: BaseException, args: argparse.Namespace) -> str:
     """The line after ``error: `` for ``exc``, raised running the command ``args``."""
     if isinstance(exc, ContextError) and exc.message == spec_message(exc.code):
         if exc.code == "invalid_budget" and isinstance(getattr(args, "budget", None), str):

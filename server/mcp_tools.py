@@ -39,7 +39,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..foundation.errors import CacheMissing, ContextError, QueryError, as_context_error, spec_json
 from ..search.budget import MAX_BUDGET, budget_from_json
@@ -197,7 +197,15 @@ def tool_result(reply: ToolReply) -> dict[str, Any]:
     return result
 
 
-Backend = Any  # a module-like object with resolve / inspect_cache / list_caches
+class Backend(Protocol):
+    """What the three v0 tools call: ``spec_tools`` (the module) by default; tests pass an
+    object that records or fails."""
+
+    def resolve(self, cache_dir: Path, query: str, budget: int) -> str: ...
+
+    def inspect_cache(self, cache_dir: Path) -> str: ...
+
+    def list_caches(self, root: Path) -> str: ...
 
 
 def _logged(tool: str, exc: Exception) -> ContextError:
