@@ -32,7 +32,7 @@ def check_root(root: Path) -> None:
 
 def missing_cache(root: Path, name: str, refused: ContextError) -> CacheMissing:
     """The error for cache ``name`` that ``resolve_cache_name`` refused with ``refused``."""
-    from .search import tools
+    from .search import tools  # lazy: defers search.tools (+23 modules) to the call
 
     check_root(root)
     names = [entry.path for entry in tools.cache_entries(root)]

@@ -31,7 +31,7 @@ def error_line(exc: BaseException, args: argparse.Namespace) -> str:
 
 def budget_problem(text: str) -> str:
     """Why the ``--budget`` text was refused, with the accepted range."""
-    from ..search.budget import MAX_BUDGET
+    from ..search.budget import MAX_BUDGET  # lazy: defers search.budget (+2 modules) to the call
 
     accepted = f"a whole number of tokens from 0 to {MAX_BUDGET}"
     example = "(ASCII digits, e.g. --budget 2000)"
@@ -46,6 +46,7 @@ def budget_problem(text: str) -> str:
 
 def query_problem(query: str) -> str:
     """Why the query was refused: not UTF-8, too long, empty, or no searchable term."""
+    # lazy: defers search.query_limits (+1 modules) to the call
     from ..search.query_limits import MAX_QUERY_BYTES
 
     try:

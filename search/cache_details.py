@@ -11,7 +11,9 @@ trusted.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -78,8 +80,7 @@ def cache_vectors(cache_dir: Path) -> CacheMeaning:
     """What ``cache_dir``'s ``vectors.bin`` holds (its header, and the sha256 of the
     manifest it names; the rows are not read). Regular files only, opened without
     blocking or following a link, as every reader of a cache."""
-    import hashlib
-
+    # lazy: the model's libraries load only when answers use meaning
     from ..embedding.vectors import MAX_HEADER, SIDECAR, parse_header
 
     head = _regular_bytes(cache_dir / SIDECAR, MAX_HEADER + 64)
@@ -95,8 +96,6 @@ def cache_vectors(cache_dir: Path) -> CacheMeaning:
 
 def _regular_bytes(path: Path, limit: int | None) -> bytes | None:
     """The first ``limit`` bytes (None: all) of the regular file at ``path``, else None."""
-    import stat
-
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)

@@ -38,8 +38,10 @@ from ..foundation.errors import (
     as_context_error,
     spec_message,
 )
+from ..foundation.fast_exit import exit_now
 from ..foundation.printable import printable
-from ..library import build_v0
+from ..library import Cache, build_v0
+from ..render.spec_json import answer_text
 from ..search.budget import parse_budget
 from ..search.results import READ_SCOPES
 from . import navigation_tools, spec_tools
@@ -69,8 +71,6 @@ def _resolve(args: argparse.Namespace) -> str:
     if not sys.stderr.isatty():  # (the reference's stderr: nothing on success)
         return spec_tools.resolve(_existing(args.cache), args.query, budget,
                                   args.format == "pretty")
-    from ..library import Cache
-    from ..render.spec_json import answer_text
 
     cache = Cache(_existing(args.cache))
     answer = cache.resolve(args.query, budget)
@@ -161,8 +161,6 @@ def _navigation_commands(
 
 def run() -> NoReturn:
     """The ``context`` console script: ``main``, then a fast exit (``fast_exit``)."""
-    from ..foundation.fast_exit import exit_now
-
     exit_now(main())
 
 

@@ -240,6 +240,7 @@ class ToolCalls:
     @property
     def backend(self) -> Backend:
         if self._backend is None:
+            # lazy: defers server.spec_tools (+20 modules) to this branch
             from . import spec_tools as tools
 
             self._backend = tools
@@ -248,6 +249,7 @@ class ToolCalls:
     def _resolve_text(self, cache_dir: Path, query: str, budget: int) -> str:
         if self._backend is not None:
             return self._backend.resolve(cache_dir, query, budget)
+        # lazy: defers server.spec_tools (+20 modules) to the call
         from . import spec_tools as tools
 
         return tools.resolve(cache_dir, query, budget, warm=self.warm, model=self.model)
@@ -290,7 +292,10 @@ class ToolCalls:
     def _close_names(self, name: object) -> list[str]:
         """The cache names under the root closest to ``name`` (none when the root cannot
         be listed)."""
+        # lazy: defers missing_cache (+3 modules) to the call
         from ..missing_cache import close_names
+
+        # lazy: defers search.tools (+17 modules) to the call
         from ..search.tools import cache_entries
 
         try:

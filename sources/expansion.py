@@ -203,6 +203,7 @@ class GitTreeReader:
         """Fetch the missing blob of ``path`` with those of its folder's files of the same
         kind (a package's modules; at most ``MAX_FETCHED_SIBLINGS``) in one request;
         quietly nothing when that fails (the file is then not found)."""
+        # lazy: defers sources.git_run (+2 modules) to the call
         from .git_run import FETCH_OPTIONS, run_git
 
         if self._by_folder is None:
@@ -225,6 +226,7 @@ class GitTreeReader:
         self.missing -= set(wanted)
 
     def _cat(self, sha: str) -> bytes | None:
+        # lazy: defers sources.git_run (+2 modules) to the call
         from .git_run import read_batch_blob, start_git
 
         if self._proc is None or self._pid != os.getpid():
@@ -296,6 +298,7 @@ def configure(reader: Reader, prefix: str, folders: Iterable[str] = ()) -> Expan
     ``book.toml`` looked for in the built folder and the docs folders the selection chose
     (``folders``), then where these tools usually keep them below those; ``mkdocs.yml``
     in those folders or above them (FastAPI's ``docs/en/mkdocs.yml`` for ``docs/en/docs``)."""
+    # lazy: a read of a cache never loads the build's source scanning
     from ..indexer.module_finder import package_roots, read_sphinx_conf, search_roots
 
     base = prefix.rstrip("/")
@@ -365,6 +368,7 @@ class Expander:
     module finder caches the modules it reads across pages."""
 
     def __init__(self, config: ExpandConfig) -> None:
+        # lazy: a read of a cache never loads the build's source scanning
         from ..indexer.page_expand import PageContext, make_finder
 
         self.config = config
@@ -390,8 +394,11 @@ class Expander:
     def parse(self, path: str, raw: bytes) -> ParsedFile | None:
         """Page ``path`` (normalized bytes ``raw``) expanded and parsed; None when the
         expansion changed nothing (the page is parsed as it is)."""
+        # lazy: the parsers load only where a file is parsed
         from ..indexer.document import index_file
-        from ..indexer.formats import is_rst_path
+        from ..indexer.formats import is_rst_path  # lazy: defers indexer.formats to the call
+
+        # lazy: a read of a cache never loads the build's source scanning
         from ..indexer.page_expand import expand_page
 
         text = raw.decode("utf-8")
@@ -441,7 +448,7 @@ _current_config: ExpandConfig | None = None
 
 def wants(config: ExpandConfig, path: str, raw: bytes) -> bool:
     """Whether page ``path`` (normalized bytes ``raw``) may hold something to expand."""
-    from ..indexer.formats import is_rst_path
+    from ..indexer.formats import is_rst_path  # lazy: defers indexer.formats to the call
 
     if is_rst_path(path):
         return _RST_MARK.search(raw) is not None

@@ -268,7 +268,7 @@ def warm_worker(store: IndexStore, key: str, full: bool) -> WarmWorker:
     incremental (the cache exists): it imports the parsers while the build reads the
     source. Its one owner is the caller's ``with`` block, which stops it unless
     ``update_index`` handed it work; otherwise it is idle and does nothing."""
-    from .parallel import WarmWorker
+    from .parallel import WarmWorker  # lazy: the parse workers load only for a build that parses
 
     try:
         likely = not full and (store.cache_dir(key) / MANIFEST_NAME).is_file()
@@ -356,6 +356,7 @@ class IndexStore:
         lose (not an empty folder or file, such as an old layout's lock): a Context Engine
         v0 cache (``context build``'s), or a damaged cache whose source nobody can tell;
         never replaced without ``replace``."""
+        # lazy: defers store.v0_build (+3 modules) to the call
         from .v0_build import is_v0_cache  # (only when there is no usable header)
 
         live = self.cache_dir(key)
@@ -518,6 +519,7 @@ class IndexStore:
         """Execute ``plan`` into a new staging directory and swap it in (unless the live
         generation already is the result); _Untrusted when the live generation the plan
         carries from turns out damaged (the staging directory is removed)."""
+        # lazy: the parse workers load only for a build that parses
         from .parallel import parse_files
 
         report = BuildReport(key, self.cache_dir(key), plan)
@@ -546,7 +548,7 @@ class IndexStore:
         finally:
             parsed.close()
         if plan.jobs:  # the parse cache grew: keep it under its cap
-            from .parse_cache import trim
+            from .parse_cache import trim  # lazy: defers store.parse_cache to this branch
 
             trim(self.root)
         return report
