@@ -163,8 +163,8 @@ class DocIndex:
         root when it is not a directory."""
         from .missing_cache import check_root  # lazy: defers missing_cache (+6 modules) to the call
 
-        # lazy: defers search.tools (+26 modules) to the call
-        from .search.tools import cache_entries
+        # lazy: defers search.operations (+26 modules) to the call
+        from .search.operations import cache_entries
 
         check_root(self.root)
         return [Cache(self.root / entry.path, name=entry.path, index=self,
@@ -268,8 +268,8 @@ class Cache:
     def has_manifest(self) -> bool:
         """``manifest.json`` is a regular file (lstat), as ``context.list_caches`` says."""
         if self._has_manifest is None:
-            # lazy: defers search.tools (+26 modules) to this branch
-            from .search.tools import has_manifest
+            # lazy: defers search.operations (+26 modules) to this branch
+            from .search.operations import has_manifest
 
             self._has_manifest = has_manifest(self.path)
         return self._has_manifest
@@ -283,13 +283,13 @@ class Cache:
         CacheMissing, CacheInvalid, IoError."""
         # lazy: defers foundation.errors (+2 modules) to the call
         from .foundation.errors import CacheMissing, spec_message
-        from .search import tools  # lazy: defers search.tools (+26 modules) to the call
+        from .search import operations  # lazy: defers search.operations (+26 modules) to the call
 
         # lazy: defers search.results (+1 modules) to the call
         from .search.results import ByMeaning
 
         try:
-            return tools.answer(self.path, query, budget, warm=self.warm,
+            return operations.answer(self.path, query, budget, warm=self.warm,
                                 meaning=ByMeaning(self.model))
         except CacheMissing as exc:  # (gone meanwhile, or no manifest): name it
             if self.index is None or exc.message != spec_message(exc.code):

@@ -31,7 +31,7 @@ def catalog(root: Path) -> dict[str, Any]:
 
     # lazy: defers search.cache_details (+39 modules) to the call
     from .cache_details import checked_source
-    from .tools import cache_entries  # lazy: defers search.tools (+25 modules) to the call
+    from .operations import cache_entries  # lazy: defers search.operations (+25 modules)
 
     store = IndexStore(root)
     pinned = pinned_by_projects(root)

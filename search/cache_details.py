@@ -2,7 +2,7 @@
 ``inspect`` print it; ``context inspect`` and MCP its spec fields).
 
 The spec's fields (``cache_version``, document count, size, validity) come from the read
-of ``context.inspect_cache`` (``search.tools.cache_info_and_manifest``); the rest from
+of ``context.inspect_cache`` (``search.operations.cache_info_and_manifest``); the rest from
 the same parsed manifest: the source it was built from (``store.sources.identity``),
 repository, commit, token total and build time. Everything here is read from untrusted
 files and checked: a field of the wrong type is left out (None), never repaired or
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..sources.identity import PACKAGE_KINDS, shown_source
-from .tools import cache_info_and_manifest
+from .operations import cache_info_and_manifest
 
 NATIVE = "doc-index"
 V0 = "context-engine-v0"

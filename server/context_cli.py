@@ -44,7 +44,7 @@ from ..library import Cache, build_v0
 from ..render.spec_json import answer_text
 from ..search.budget import parse_budget
 from ..search.results import READ_SCOPES
-from . import navigation_tools, spec_tools
+from . import navigation_tools, spec_texts
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,7 +69,7 @@ def _existing(text: str) -> Path:
 def _resolve(args: argparse.Namespace) -> str:
     budget = parse_budget(args.budget)
     if not sys.stderr.isatty():  # (the reference's stderr: nothing on success)
-        return spec_tools.resolve(_existing(args.cache), args.query, budget,
+        return spec_texts.resolve(_existing(args.cache), args.query, budget,
                                   args.format == "pretty")
 
     cache = Cache(_existing(args.cache))
@@ -79,11 +79,11 @@ def _resolve(args: argparse.Namespace) -> str:
 
 
 def _inspect(args: argparse.Namespace) -> str:
-    return spec_tools.inspect_cache(_existing(args.cache))
+    return spec_texts.inspect_cache(_existing(args.cache))
 
 
 def _list_caches(args: argparse.Namespace) -> str:
-    return spec_tools.list_caches(_existing(args.root))
+    return spec_texts.list_caches(_existing(args.root))
 
 
 def _outline(args: argparse.Namespace) -> str:

@@ -30,7 +30,7 @@ from ..search.results import READ_SCOPES
 from .navigation_tools import OUTLINE, READ
 
 if TYPE_CHECKING:
-    from .mcp_tools import ToolCalls
+    from .mcp_tool_calls import ToolCalls
 
 OUTLINE_TEMPLATE = "doc-index://caches/{cache}/outline{?prefix,depth,cursor,budget}"
 SECTION_TEMPLATE = "doc-index://caches/{cache}/sections/{id}{?scope,line,budget}"
@@ -123,7 +123,7 @@ def complete(calls: ToolCalls, ref_uri: str, name: str, value: str,
 
 
 def _cache_names(root: Path) -> list[str]:
-    from ..search.tools import cache_entries  # lazy: defers search.tools (+19 modules) to the call
+    from ..search.operations import cache_entries  # lazy: defers search.operations (+19)
 
     try:
         return [entry.path for entry in cache_entries(root) if entry.has_manifest]

@@ -4,7 +4,7 @@ The official SDK's low-level ``mcp.server.lowlevel.Server`` (handshake, dispatch
 cancellation, both protocol eras) on the SDK's stdio transport, whose streams
 :mod:`.mcp_transport` wraps to keep what DESIGN.md promises beyond it (an answer for
 every request read before EOF, ``-32700`` for an unparseable line). Tools come from
-:mod:`.mcp_tools`; their results are the bytes of the ``context`` CLI, as one text
+:mod:`.mcp_tool_calls`; their results are the bytes of the ``context`` CLI, as one text
 content item.
 
 Importing the SDK is most of the start-up (any ``mcp`` submodule imports the whole
@@ -35,7 +35,7 @@ from ..foundation.printable import printable
 from ..meaning_status import MeaningStatus, meaning_status
 from ..search.cache_catalog import RESOURCE_URI, catalog
 from ..search.warm_caches import WarmCaches, memory_budget
-from .mcp_tools import (
+from .mcp_tool_calls import (
     CANONICAL_NAMES,
     LIST_CACHES,
     RESOLVE,

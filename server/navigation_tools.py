@@ -133,7 +133,7 @@ def _no_others(args: dict[str, Any], known: tuple[str, ...]) -> None:
 
 
 # What an agent reads in tools/list. {list_caches} and {resolve} become the published
-# names of those tools. Kept here, apart from the v0 tools' texts (mcp_tools).
+# names of those tools. Kept here, apart from the v0 tools' texts (mcp_tool_calls).
 OUTLINE_DESCRIPTION = (
     "A cache's table of contents: its files with their headings' section ids, depth and "
     "tokens. Narrow it with `prefix` (a file path start) or `depth` (1: page titles). "
