@@ -22,7 +22,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from conftest import REPO
-from test_layers import LAYERS, folder_of, library_folders, library_modules
+from test_layers import (
+    COMPATIBILITY_ENTRY_POINTS,
+    LAYERS,
+    folder_of,
+    library_folders,
+    library_modules,
+)
 
 Modules = dict[str, tuple[str, bool]]
 
@@ -212,10 +218,11 @@ def write_dot(folder: Path) -> None:
         return "bench" if module.split(".")[0] == "bench" else folder_of(module, folders) or "?"
 
     counts: dict[tuple[str, str], int] = {}
+    compatibility = {(group(a), group(b)) for a, b in COMPATIBILITY_ENTRY_POINTS.items()}
     for source, targets in graph.items():
         for target in targets:
             pair = (group(source), group(target))
-            if pair[0] != pair[1]:
+            if pair[0] != pair[1] and COMPATIBILITY_ENTRY_POINTS.get(source) != target:
                 counts[pair] = counts.get(pair, 0) + 1
     layers = {**LAYERS, "bench": max(LAYERS.values()) + 1}
     out = ["digraph layers {", "  rankdir=BT; node [shape=box, fontname=Helvetica];"]
@@ -226,6 +233,9 @@ def write_dot(folder: Path) -> None:
         out.append(f'  "{name}" [label="{layers[name]} {name}/"];')
     for (a, b), n in sorted(counts.items()):
         out.append(f'  "{a}" -> "{b}" [label="{n}"];')
+    for a, b in sorted(compatibility):  # an old hook's module name starting the runner
+        out.append(f'  "{a}" -> "{b}" [style=dashed, color=gray, fontcolor=gray, constraint=false, '
+                   'label="old hooks\\nentry point"];')
     out.append("}")
     (folder / "import-graph-folders.dot").write_text("\n".join(out) + "\n", encoding="utf-8")
     out = ["digraph modules {", "  rankdir=BT; node [shape=box, fontname=Helvetica];"]
