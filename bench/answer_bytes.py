@@ -55,7 +55,7 @@ def question_sets(corpora_dir: Path) -> list[tuple[str, Path, list[str], list[st
 def answers(corpora_dir: Path, work: Path) -> Iterator[str]:
     """One digest line per (question, budget), in file order."""
     from doc_index.search.warm_caches import WarmCaches
-    from doc_index.server.spec_tools import resolve
+    from doc_index.server.spec_texts import resolve
 
     built: dict[Path, Path] = {}
     warm = WarmCaches()

@@ -33,7 +33,7 @@ BUDGETS = (500, 2000, 8000)
 def measure(cache_dirs: dict[str, Path], questions: list[dict[str, Any]],
             budgets: tuple[int, ...] = BUDGETS) -> dict[str, Any]:
     """Per budget: per tokenizer the max, mean and count over 1.0 of answer / budget."""
-    from doc_index.server import spec_tools as tools
+    from doc_index.server import spec_texts as tools
 
     out: dict[str, Any] = {"questions": len(questions), "budgets": {}}
     for budget in budgets:

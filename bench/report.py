@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .markdown_table import table
+
 SECTION_TITLES = (
     "## Machine",
     "## Targets",
@@ -45,15 +47,6 @@ def spread(summary: dict[str, Any] | None, scale: float = 1.0, digits: int = 2,
     lo, hi = ("p25", "p75") if kind == "iqr" else ("min", "max")
     return (f"{_num(summary['median'] * scale, digits)} "
             f"[{_num(summary[lo] * scale, digits)}–{_num(summary[hi] * scale, digits)}]")
-
-
-def table(head: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> str:
-    """A Markdown table; ``align`` one character per column (``l`` or ``r``)."""
-    align = align or "l" + "r" * (len(head) - 1)
-    marks = ["---:" if a == "r" else "---" for a in align]
-    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(marks) + " |"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ def in_process(cache_dir: Path, queries_file: Path, corpus: str, rounds: int) ->
 def _in_process_child(cache_dir: Path, queries: Sequence[str], rounds: int) -> dict[str, Any]:
     started = time.perf_counter()
     from doc_index.search.warm_caches import WarmCaches
-    from doc_index.server import spec_tools as tools
+    from doc_index.server import spec_texts as tools
 
     import_s = time.perf_counter() - started
     cold: list[float] = []

@@ -180,15 +180,15 @@ def breakdown(cache_dir: Path, query: str = "deployment security") -> dict[str, 
     load and one resolve, and the peak while loading), then by part."""
     import tracemalloc
 
-    from doc_index.search import tools
+    from doc_index.search import operations as tools
     from doc_index.search.warm_caches import WarmCaches
-    from doc_index.server import spec_tools
+    from doc_index.server import spec_texts
 
     warm = WarmCaches()
-    spec_tools.resolve(cache_dir, query, BUDGET)  # imports, page cache
+    spec_texts.resolve(cache_dir, query, BUDGET)  # imports, page cache
     gc.collect()
     tracemalloc.start()
-    spec_tools.resolve(cache_dir, query, BUDGET, warm=warm)
+    spec_texts.resolve(cache_dir, query, BUDGET, warm=warm)
     gc.collect()
     held, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -7,7 +7,7 @@ called in the build's order, each stage timed with ``time.process_time``:
 - read: each file's bytes, normalized (``normalize_source``) and decoded;
 - parse: ``find_blocks`` and ``cap_blocks``, the Markdown or RST parse into blocks;
 - sections: ``analyze_blocks`` (lines, hashes, tokens, summary, keywords, search terms);
-- ids: the id pass and the manifest entries with their postings (``_fresh_file``);
+- ids: the id pass and the manifest entries with their postings (``fresh_file``);
 - sidecar: the search index written (``IndexWriter.write``);
 - write: the raw files hashed and written, and the manifest.
 
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .corpora import SHARED_CORPORA
+from .markdown_table import table
 from .stats import Summary
 
 STAGES = ("walk", "read", "parse", "sections", "ids", "sidecar", "write")
@@ -52,7 +53,7 @@ def _one_round(source: Path, target: Path) -> dict[str, float]:
     from doc_index.indexer.model import ParsedFile
     from doc_index.indexer.versions import ANALYZER_VERSION, MAX_SECTIONS_PER_FILE
     from doc_index.sources.walk import scan_directory
-    from doc_index.store.index_store import BUILD_CONFIG, CURRENT_INDEX_VERSION, _fresh_file
+    from doc_index.store.index_store import BUILD_CONFIG, CURRENT_INDEX_VERSION, fresh_file
     from doc_index.store.manifest import (
         CacheVersion,
         SectionSpool,
@@ -97,7 +98,7 @@ def _one_round(source: Path, target: Path) -> dict[str, float]:
     tokens = 0
     for result, raw_digest in zip(parsed, digests):
         writer.add_file(raw_digest, len(result.sections))
-        for entry in _fresh_file(result, ids, writer):
+        for entry in fresh_file(result, ids, writer):
             version.add(entry["id"], entry["version"])
             tokens += entry["tokens"]
             spool.add(entry)
@@ -182,8 +183,6 @@ def run(rounds: int, shared: Path = SHARED_CORPORA) -> dict[str, Any]:
 
 def render(stages: dict[str, Any]) -> str:
     """The report's per-stage table."""
-    from .report import table
-
     rows = []
     for name, c in stages["corpora"].items():
         cpu = c["cpu_s"]

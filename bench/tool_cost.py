@@ -15,7 +15,7 @@ import json
 
 from doc_index.indexer.tokens import estimate_tokens
 from doc_index.server.mcp_server import instructions
-from doc_index.server.mcp_tools import tool_definitions
+from doc_index.server.mcp_tool_calls import tool_definitions
 
 from doc_index.meaning_status import MeaningStatus
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
-from ..foundation.errors import EXIT_USAGE, UsageError
+from ..foundation.errors import EXIT_USAGE, UsageError, exit_code_of
+from ..foundation.fast_exit import exit_now
 from ..foundation.printable import printable
 from ..mcp_config import CLIENTS
 from ..search.results import READ_SCOPES
@@ -195,7 +196,9 @@ def _navigation_commands(command: Command) -> None:
 
 def _navigate(index: DocIndex, args: argparse.Namespace) -> str:
     """The stdout text of outline and read: the bytes the MCP tools send."""
-    from ..search.budget import parse_budget
+    from ..search.budget import parse_budget  # lazy: defers search.budget (+1 modules) to the call
+
+    # lazy: dataclasses and inspect cost a build ~30 ms
     from ..search.navigation import outline_text, reading_text
 
     cache = index.cache(args.name)
@@ -254,8 +257,9 @@ def _naming_options(parser: argparse.ArgumentParser, *, hook: bool = False) -> N
 def _file_bytes(text: str) -> int:
     """``--max-file-bytes``: an integer the build accepts (``any_source.check_max_bytes``),
     else a usage error."""
+    # lazy: a read of a cache never loads the build's source scanning
     from ..build import check_max_bytes
-    from ..foundation.errors import UsageError
+    from ..foundation.errors import UsageError  # lazy: kept: a name of the module's own
 
     try:
         return check_max_bytes(int(text))
@@ -267,8 +271,6 @@ def _file_bytes(text: str) -> int:
 
 def run() -> NoReturn:
     """The ``doc-index`` console script: ``main``, then a fast exit (``fast_exit``)."""
-    from ..foundation.fast_exit import exit_now
-
     exit_now(main())
 
 
@@ -286,15 +288,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args)
     except (Exception, KeyboardInterrupt) as exc:  # the last line of defence: a fact
-        from ..foundation.errors import exit_code_of
-        from ..render.messages import for_people
+        # lazy: defers render.messages (+1 modules) to the call
+        from ..render.messages import error_line
 
-        print(f"error: {for_people(exc, args)}", file=sys.stderr)
+        print(f"error: {error_line(exc, args)}", file=sys.stderr)
         return exit_code_of(exc)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..library import DocIndex
+    from ..library import DocIndex  # lazy: defers library to the call
 
     if args.command == "hook" and args.action == "uninstall":  # (no root: none is read)
         return _lines(DocIndex().uninstall_hooks(args.repo))
@@ -303,12 +305,14 @@ def _run(args: argparse.Namespace) -> int:
     index = DocIndex(_root(args.root), model=_model_dir(getattr(args, "model", None)))
     command = args.command
     if command == "build":
+        # lazy: defers cli.build_command (+65 modules) to this branch
         from .build_command import run_build
 
         return run_build(index, args.source, name=args.name, ref=args.ref, full=args.full,
                          replace=args.replace, max_bytes=args.max_file_bytes,
                          subdir=args.subdir, everything=args.everything)
     if command == "sync":
+        # lazy: a source's modules load only for a build of that source
         from .sync_command import run_sync
 
         return run_sync(index, args.project, dry_run=args.dry_run, prune=args.prune,
@@ -353,6 +357,7 @@ def _model_dir(given: str | None) -> Path | None:
     """``--model DIR``: a folder holding a model file (ModelError naming it otherwise)."""
     if given is None:
         return None
+    # lazy: the model's libraries load only when answers use meaning
     from ..embedding.model import find_model
 
     folder = Path(given)
@@ -363,7 +368,9 @@ def _model_dir(given: str | None) -> Path | None:
 def _fetch_model(index: DocIndex, args: argparse.Namespace) -> int:
     """``doc-index model fetch``: what is fetched from where, a progress line on a
     terminal, then the file's path."""
-    from ..embedding import fetch
+    from ..embedding import fetch  # lazy: the model's libraries load only when answers use meaning
+
+    # lazy: the model's libraries load only when answers use meaning
     from ..embedding.model import user_model_dir
 
     dest = Path(args.dest) if args.dest is not None else user_model_dir()
@@ -394,7 +401,7 @@ def _lines(lines: list[str]) -> int:
 
 def _list_or_inspect(index: DocIndex, args: argparse.Namespace) -> str:
     """The stdout text of list or inspect."""
-    from ..render import listing
+    from ..render import listing  # lazy: defers render.listing (+38 modules) to the call
 
     if args.command == "list":
         caches = [cache.info() for cache in index.caches()]
@@ -410,7 +417,7 @@ def _list_or_inspect(index: DocIndex, args: argparse.Namespace) -> str:
 
 def _resolve(index: DocIndex, args: argparse.Namespace) -> str:
     """The stdout text of resolve (the cache is named first, then the budget checked)."""
-    from ..search.budget import parse_budget
+    from ..search.budget import parse_budget  # lazy: defers search.budget (+1 modules) to the call
 
     cache = index.cache(args.name)
     answer = cache.resolve(args.query, parse_budget(args.budget))
@@ -423,9 +430,11 @@ def _resolve(index: DocIndex, args: argparse.Namespace) -> str:
               f"({selection['documents_excluded_by_budget']} matched): ask again with "
               f"--budget {max(2000, 2 * selection['budget'])}", file=sys.stderr)
     if args.format == "text":
+        # lazy: defers render.answer_text (+1 modules) to this branch
         from ..render.answer_text import answer_text
 
         return answer_text(answer)
+    # lazy: defers render.spec_json (+20 modules) to the call
     from ..render.spec_json import answer_text as json_text
 
     return json_text(answer, pretty=args.format == "pretty")
@@ -434,7 +443,7 @@ def _resolve(index: DocIndex, args: argparse.Namespace) -> str:
 def _root(given: str | None) -> Path:
     """``--root`` (UsageError when empty), else the default root; on the default root, the
     note about caches an earlier doc-index left in ``~/.doc-index`` (``store.roots``)."""
-    from ..store import roots
+    from ..store import roots  # lazy: defers store.roots (+2 modules) to the call
 
     if given is not None:
         return roots.checked_root(given)

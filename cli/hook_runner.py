@@ -157,7 +157,9 @@ def _sync_if_changed(checkout: Checkout, root: Path, hook: str) -> tuple[int, Ex
     """``doc-index sync <checkout>`` when its lockfiles changed since the last sync (the
     fingerprint ``hook install`` recorded first); the report in the log. The new
     fingerprint is kept only when every package synced, so a failure is tried again."""
-    from ..library import DocIndex
+    from ..library import DocIndex  # lazy: defers library to the call
+
+    # lazy: a source's modules load only for a build of that source
     from ..render.sync_report import sync_lines
 
     try:
@@ -198,6 +200,7 @@ def _record(checkout: Checkout, root: Path, options: HookOptions, hook: str,
             pass
         return
     if isinstance(error, OtherSource):  # (another build took the name since the check)
+        # lazy: defers sources.identity (+2 modules) to this branch
         from ..sources.identity import directory_source
 
         key = options.name or directory_source(options.source(checkout.top).resolve()).key
@@ -224,7 +227,9 @@ def _build(source: Path, root: Path, name: str | None) -> tuple[int, BaseExcepti
     """The incremental build of the checkout's folder ``source``, through the library
     (never the CLI), as ``doc-index build <source> --root <root> [--name N]``: the summary
     or one ``error:`` line in the log; the exit code ``build`` would give, and the error."""
-    from ..library import DocIndex
+    from ..library import DocIndex  # lazy: defers library to the call
+
+    # lazy: defers render.build_summary (+49 modules) to the call
     from ..render.build_summary import summary_lines
 
     started = time.perf_counter()

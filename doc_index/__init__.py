@@ -20,6 +20,7 @@ doc_index`` costs every door nothing.
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -71,7 +72,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'doc_index' has no attribute {name!r}")
-    from importlib import import_module
 
     value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value  # later lookups skip this function

@@ -84,7 +84,7 @@ def build_source(store: IndexStore, source: str, *, name: str | None = None,
         return build_from_git(store, source, name=name, ref=ref, full=full, replace=replace,
                               max_bytes=max_bytes, progress=progress, subdir=subdir,
                               everything=everything)
-    from .foundation.redact import redact
+    from .foundation.redact import redact  # lazy: defers foundation.redact to the call
 
     directory = Path(source)
     if not directory.is_dir():
@@ -212,15 +212,20 @@ def _prepare_parsers() -> None:
     first build spent 0.16 s on this after the fetch). A failure here is the parse's to
     report, later, in its own place."""
     try:
+        # lazy: the parsers load only where a file is parsed
         from .indexer.document import index_file  # noqa: F401 (imported for the workers)
-        from .indexer.markdown import _block_parser, _inline_parser
+
+        # lazy: the parsers load only where a file is parsed
+        from .indexer.markdown import block_parser, inline_parser
+
+        # lazy: the parsers load only where a file is parsed
         from .indexer.rst_structure import parser
-        from .store.parse_cache import indexer_salt
+        from .store.parse_cache import indexer_salt  # lazy: defers store.parse_cache to the call
 
         indexer_salt()
         parser()
-        _block_parser()
-        _inline_parser()
+        block_parser()
+        inline_parser()
     except Exception:  # noqa: BLE001, S110
         pass
 

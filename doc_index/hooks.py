@@ -210,7 +210,7 @@ def is_ours(path: Path) -> bool:
 
 
 def _absolute_root(root: Path | None) -> Path:
-    from .store.roots import default_root
+    from .store.roots import default_root  # lazy: defers store.roots (+1 modules) to the call
 
     chosen = root if root is not None else default_root()
     return Path(os.path.abspath(chosen.expanduser()))
@@ -240,6 +240,7 @@ def install_hooks(repo: Path, root: Path | None, *, name: str | None = None,
                   subdir: str | None = None) -> list[str]:
     """Install or refresh the three hooks; the lines to report. UsageError, with nothing
     installed, when the hook's build would be refused (``preflight``)."""
+    # lazy: defers sources.identity (+2 modules) to the call
     from .sources.identity import check_name
 
     checkout = locate(repo)
@@ -327,8 +328,9 @@ def uninstall_hooks(repo: Path) -> list[str]:
 def lockfile_fingerprint(top: Path) -> str:
     """The sha256 of the checkout's lockfiles (the files ``read_project_pins`` reads, by
     name and bytes); "" when it has none."""
-    import hashlib
+    import hashlib  # lazy: defers hashlib (+2 modules) to the call
 
+    # lazy: dataclasses and inspect cost a build ~30 ms
     from .sources.lockfiles import read_project_pins
 
     files = read_project_pins(top, all_locked=True).files
@@ -373,6 +375,7 @@ def preflight(checkout: Checkout, root: Path, options: HookOptions) -> Refusal |
     can be written, or the cache of that name was built from another source (another
     clone of the same repository takes the same default name). A few git queries and the
     live manifest's header: no walk, no parse."""
+    # lazy: defers sources.identity (+2 modules) to the call
     from .sources.identity import directory_source
 
     source_dir = options.source(checkout.top)
@@ -416,22 +419,26 @@ def _root_problem(root: Path) -> str | None:
 def _held_by_another(root: Path, key: str, identity: Any) -> str | None:
     """What the cache ``key`` holds when it is not ``identity``'s (the test the build
     makes before writing: ``IndexStore.update_index``), else None."""
+    # lazy: defers sources.identity (+2 modules) to the call
     from .sources.identity import header_source_text
+
+    # lazy: defers store.index_store (+41 modules) to the call
     from .store.index_store import IndexStore
 
     store = IndexStore(root)
     old = store._read_old_head(key)
     if old is not None:
         return None if identity.same_as(old[1]) else header_source_text(old[1])
-    from .store.v0_build import is_v0_cache
+    from .store.v0_build import is_v0_cache  # lazy: defers store.v0_build (+18 modules) to the call
 
     return "a Context Engine v0 cache" if is_v0_cache(root / key) else None
 
 
 def other_name(key: str, top: Path) -> str:
     """A cache name for this checkout that its folder's name sets apart."""
+    # lazy: defers foundation.cache_names to the call
     from .foundation.cache_names import name_problem
-    from .sources.identity import key_part
+    from .sources.identity import key_part  # lazy: defers sources.identity (+2 modules) to the call
 
     name = f"{key}-{key_part(top.name) or 'clone'}"
     return name if name_problem(name) is None else "NAME"

@@ -47,6 +47,7 @@ class DocIndex:
         self._root: Path | None = None
         self.model = None if model is None else Path(model)
         if root is not None:
+            # lazy: defers store.roots (+5 modules) to this branch
             from .store.roots import checked_root
 
             self._root = checked_root(os.fspath(root))
@@ -55,6 +56,7 @@ class DocIndex:
     @property
     def root(self) -> Path:
         if self._root is None:
+            # lazy: defers store.roots (+5 modules) to this branch
             from .store.roots import default_root
 
             self._root = default_root()
@@ -85,9 +87,16 @@ class DocIndex:
         ``embed_progress(done, total)`` as they go): ``report.meaning`` says what was done,
         or why not. The lexical cache answers meanwhile; a failed or killed embedding
         leaves it answering lexically."""
+        # lazy: a read of a cache never loads the build's source scanning
         from .build import build_source
+
+        # lazy: defers meaning_build (+7 modules) to the call
         from .meaning_build import embed_after_build, model_for_build
+
+        # lazy: a read of a cache never loads the build's source scanning
         from .sources.walk import DEFAULT_MAX_BYTES
+
+        # lazy: defers store.index_store (+49 modules) to the call
         from .store.index_store import IndexStore
 
         model = model_for_build(self.model)  # a bad --model: refused before building
@@ -122,9 +131,12 @@ class DocIndex:
         pins that have no current vectors are embedded, the model loaded once for all
         (``embed_progress(done, total)``); ``report.meaning`` says what was done or why
         not."""
+        # lazy: defers meaning_build (+7 modules) to the call
         from .meaning_build import embed_after_sync, model_for_build
+
+        # lazy: defers store.index_store (+49 modules) to the call
         from .store.index_store import IndexStore
-        from .sync import run_sync
+        from .sync import run_sync  # lazy: a source's modules load only for a build of that source
 
         model = model_for_build(self.model)
         store = IndexStore(self.root)
@@ -140,6 +152,7 @@ class DocIndex:
         switch, the semantic extra, a model file found from ``model``), and why not: the
         line every door prints (``MeaningStatus.line``). ``verify``: the model file is
         read and checked against the pinned sha256s too (about 23 MB)."""
+        # lazy: defers meaning_status (+6 modules) to the call
         from .meaning_status import meaning_status
 
         return meaning_status(self.model, verify=verify)
@@ -148,8 +161,10 @@ class DocIndex:
         """The caches under the root (``context.list_caches``: every directory but the
         store's own, in the order of their names' UTF-8 bytes); CacheMissing naming the
         root when it is not a directory."""
-        from .missing_cache import check_root
-        from .search.tools import cache_entries
+        from .missing_cache import check_root  # lazy: defers missing_cache (+6 modules) to the call
+
+        # lazy: defers search.operations (+26 modules) to the call
+        from .search.operations import cache_entries
 
         check_root(self.root)
         return [Cache(self.root / entry.path, name=entry.path, index=self,
@@ -159,8 +174,13 @@ class DocIndex:
     def cache(self, name: str) -> Cache:
         """Cache ``name``, checked (one path component whose tree stays under the root);
         CacheMissing naming it and the closest names otherwise."""
+        # lazy: defers foundation.errors (+2 modules) to the call
         from .foundation.errors import CacheMissing
+
+        # lazy: defers missing_cache (+6 modules) to the call
         from .missing_cache import missing_cache
+
+        # lazy: defers store.cache_paths (+5 modules) to the call
         from .store.cache_paths import real_root, resolve_cache_name, verify_cache_tree
 
         try:
@@ -179,14 +199,14 @@ class DocIndex:
         pull, checkout or rebase (the checkout, or its folder ``subdir``, into the cache
         ``name``, else the default name); one line per hook. A build the hook would
         refuse is refused now (UsageError), with nothing installed."""
-        from .hooks import install_hooks
+        from .hooks import install_hooks  # lazy: defers hooks (+18 modules) to the call
 
         return install_hooks(Path(repo), self.root, name=name, subdir=subdir)
 
     def uninstall_hooks(self, repo: str | os.PathLike[str] = ".") -> list[str]:
         """Remove the hooks, putting back any hook that was there before; one line per
         hook (the root plays no part)."""
-        from .hooks import uninstall_hooks
+        from .hooks import uninstall_hooks  # lazy: defers hooks (+18 modules) to the call
 
         return uninstall_hooks(Path(repo))
 
@@ -197,7 +217,10 @@ class DocIndex:
         (default: ``model``, else the user cache), from its publisher or the mirror
         ``url``, verified by size and sha256; (its path, whether it was downloaded).
         ModelError names what failed; nothing partial is left."""
+        # lazy: the model's libraries load only when answers use meaning
         from .embedding import fetch
+
+        # lazy: the model's libraries load only when answers use meaning
         from .embedding.model import user_model_dir
 
         folder = dest if dest is not None else self.model
@@ -212,6 +235,7 @@ class DocIndex:
         the model's folder (``--model``), so it answers by meaning too. With ``http``, the
         block that points the client at the ``serve --http`` server at that URL instead
         (that server's own ``--model`` decides)."""
+        # lazy: defers mcp_config (+3 modules) to the call
         from .mcp_config import config_text, http_config_text
 
         if http is not None:
@@ -244,7 +268,8 @@ class Cache:
     def has_manifest(self) -> bool:
         """``manifest.json`` is a regular file (lstat), as ``context.list_caches`` says."""
         if self._has_manifest is None:
-            from .search.tools import has_manifest
+            # lazy: defers search.operations (+26 modules) to this branch
+            from .search.operations import has_manifest
 
             self._has_manifest = has_manifest(self.path)
         return self._has_manifest
@@ -256,16 +281,20 @@ class Cache:
         and the model are there and ``DOC_INDEX_SEMANTIC`` is not ``off`` (else lexically,
         the same bytes as without the extra). QueryError, BudgetError (checked first),
         CacheMissing, CacheInvalid, IoError."""
+        # lazy: defers foundation.errors (+2 modules) to the call
         from .foundation.errors import CacheMissing, spec_message
-        from .search import tools
+        from .search import operations  # lazy: defers search.operations (+26 modules) to the call
+
+        # lazy: defers search.results (+1 modules) to the call
         from .search.results import ByMeaning
 
         try:
-            return tools.answer(self.path, query, budget, warm=self.warm,
+            return operations.answer(self.path, query, budget, warm=self.warm,
                                 meaning=ByMeaning(self.model))
         except CacheMissing as exc:  # (gone meanwhile, or no manifest): name it
             if self.index is None or exc.message != spec_message(exc.code):
                 raise
+            # lazy: defers missing_cache (+6 modules) to the call
             from .missing_cache import missing_cache
 
             raise missing_cache(self.index.root, self.name, exc) from None
@@ -277,7 +306,7 @@ class Cache:
         section's id, heading, depth and tokens; ``outline.next`` is the cursor for the
         rest (``search.navigation``). BudgetError, QueryError (an argument, a cursor no
         section of the outline has), CacheMissing, CacheInvalid, IoError."""
-        from .search import navigation
+        from .search import navigation  # lazy: dataclasses and inspect cost a build ~30 ms
 
         return self._named(lambda: navigation.outline(
             self.path, prefix, budget, depth=depth, cursor=cursor, warm=self.warm))
@@ -289,7 +318,7 @@ class Cache:
         within ``budget`` tokens, each with the provenance ``resolve`` gives; a section
         that does not fit is cut to its first lines that do, and ``read.next_line`` is
         where to go on (``search.navigation``). Errors as :meth:`outline`."""
-        from .search import navigation
+        from .search import navigation  # lazy: dataclasses and inspect cost a build ~30 ms
 
         return self._named(lambda: navigation.read(
             self.path, section_id, scope, budget, line=line, warm=self.warm))
@@ -297,6 +326,7 @@ class Cache:
     def _named(self, call: Callable[[], _T]) -> _T:
         """``call()``; a cache under a root that is missing is named, with the closest
         names (as :meth:`resolve` does)."""
+        # lazy: defers foundation.errors (+2 modules) to the call
         from .foundation.errors import CacheMissing, spec_message
 
         try:
@@ -304,6 +334,7 @@ class Cache:
         except CacheMissing as exc:
             if self.index is None or exc.message != spec_message(exc.code):
                 raise
+            # lazy: defers missing_cache (+6 modules) to the call
             from .missing_cache import missing_cache
 
             raise missing_cache(self.index.root, self.name, exc) from None
@@ -311,6 +342,7 @@ class Cache:
         """Whether answers from this cache use meaning, and why not (its ``vectors.bin``
         under the installation's status, ``DocIndex.meaning_status``); with ``answer``
         (one of its answers), what that answer did."""
+        # lazy: defers meaning_status (+6 modules) to the call
         from .meaning_status import cache_meaning, meaning_status
 
         if answer is not None and answer.meaning is None:  # a Context Engine v0 cache
@@ -319,6 +351,7 @@ class Cache:
         found = cache_meaning(self.path, status, native=_native(self.path))
         if answer is None or not found.on:
             return found
+        # lazy: the model's libraries load only when answers use meaning
         from .search.meaning import USED
 
         if answer.meaning == USED:
@@ -331,8 +364,13 @@ class Cache:
         whatever its state (``valid`` false and its ``problem`` when it cannot be used);
         one named by its path answers as ``context.inspect_cache`` does: CacheMissing or
         IoError when it is not there or cannot be read, a damaged manifest described."""
+        # lazy: defers foundation.errors (+2 modules) to the call
         from .foundation.errors import ContextError
+
+        # lazy: defers search.cache_details (+40 modules) to the call
         from .search.cache_details import details, unusable
+
+        # lazy: defers store.cache_paths (+5 modules) to the call
         from .store.cache_paths import resolve_cache_name
 
         if self.index is None:
@@ -345,13 +383,17 @@ class Cache:
     def delete(self) -> None:
         """Delete the cache: a directory doc-index can tell is a cache, its spare
         generation and lock (DeleteRefused, nothing touched, for anything else)."""
+        # lazy: defers foundation.errors (+2 modules) to the call
         from .foundation.errors import CacheMissing, UsageError
+
+        # lazy: defers store.index_store (+49 modules) to the call
         from .store.index_store import IndexStore
 
         if self.index is None:
             raise UsageError(f"{self.path} is no cache under a root: delete it yourself")
         root = self.index.root
         if not IndexStore(root).delete_index(self.name):  # deleted meanwhile
+            # lazy: defers missing_cache (+6 modules) to this branch
             from .missing_cache import missing_cache
 
             raise missing_cache(root, self.name, CacheMissing(detail="deleted meanwhile"))
@@ -372,6 +414,7 @@ def build_v0(sources: str | os.PathLike[str], cache: str | os.PathLike[str], *,
              force: bool = False) -> BuiltCache:
     """``context build``: a Context Engine v0 cache of every ``*.md`` file under
     ``sources``, byte-identical to the reference's (``store.v0_build``)."""
+    # lazy: defers store.v0_build (+22 modules) to the call
     from .store.v0_build import build_v0_cache
 
     return build_v0_cache(Path(sources), Path(cache), force)

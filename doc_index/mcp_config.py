@@ -25,9 +25,11 @@ Connectors settings, with OAuth or no auth, never from its configuration file: r
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from .foundation.errors import UsageError
 from .foundation.printable import printable
@@ -79,8 +81,6 @@ def server_command(root: Path, *, underscore: bool,
 def config_text(client: str, root: Path, model_dir: Path | None = None) -> str:
     """The configuration block for ``client`` (one of CLIENTS), ending with a newline;
     ``model_dir``: the embedding model's folder the server is started with."""
-    import json
-
     if client not in _CLIENTS:
         raise UsageError(f"unknown client {client!r}; one of: {', '.join(CLIENTS)}")
     shape = _CLIENTS[client]
@@ -95,8 +95,6 @@ def config_text(client: str, root: Path, model_dir: Path | None = None) -> str:
 
 def http_config_text(client: str, url: str) -> str:
     """The block that points ``client`` at the ``serve --http`` server at ``url``."""
-    import json
-
     if client not in _CLIENTS:
         raise UsageError(f"unknown client {client!r}; one of: {', '.join(CLIENTS)}")
     if client == "claude-desktop":
@@ -119,8 +117,6 @@ def http_config_text(client: str, url: str) -> str:
 def _check_url(url: str) -> None:
     """UsageError for a URL no client should be given: not http or https, no host, a port
     that is no number, credentials in it, or characters that are not printable."""
-    from urllib.parse import urlsplit
-
     try:
         parts = urlsplit(url)
         host = parts.hostname

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .foundation.cache_names import MANIFEST_NAME, STAGING_DIR
 from .foundation.errors import DocIndexError, ModelError
 from .meaning_status import EXTRA, MeaningStatus, extra_installed, meaning_status, missing_module
 
@@ -49,6 +50,7 @@ def model_for_build(model_dir: Path | None) -> MeaningStatus:
     """Whether a build embeds, and with which model file. A ``model_dir`` given
     (``--model``) that holds none, or given without the extra or with meaning turned off,
     is a ModelError before anything is built."""
+    # lazy: the model's libraries load only when answers use meaning
     from .embedding.model import SEMANTIC_ENV, enabled
 
     if model_dir is not None:
@@ -58,6 +60,7 @@ def model_for_build(model_dir: Path | None) -> MeaningStatus:
         if not extra_installed():
             raise ModelError(f"--model needs the semantic extra ({missing_module()} is "
                              "missing): pip install 'doc-index[semantic]'")
+        # lazy: the model's libraries load only when answers use meaning
         from .embedding.model import find_model
 
         find_model(model_dir)  # (raises, naming the folder)
@@ -140,7 +143,9 @@ def embed_caches(store: Any, keys: list[str], model_path: Path,
     never embedded under this root: a run whose sections are all known loads none).
     ``progress(done, total)`` counts sections over all of them. A cache that fails is
     listed in the result's ``failed`` and the others go on; an interrupt stops all."""
-    from .embedding import vectors
+    from .embedding import vectors  # lazy: the model's libraries load only when answers use meaning
+
+    # lazy: the model's libraries load only when answers use meaning
     from .embedding.model import read_model
 
     _, model_sha256 = read_model(model_path)
@@ -192,11 +197,18 @@ def embed_cache(cache_dir: Path, model_sha256: str, store: Callable[[], Any],
     the build lock); the ``EmbedStats``. A current sidecar is kept as it is, checked
     before the cache is loaded or the vector store (``store()``) opened: a second sync
     writes nothing."""
-    from .embedding import vectors
+    from .embedding import vectors  # lazy: the model's libraries load only when answers use meaning
+
+    # lazy: the model's libraries load only when answers use meaning
     from .embedding.model import RECIPE, TOKENIZER_SHA256
-    from .foundation.cache_names import MANIFEST_NAME
+
+    # lazy: defers store.cache_files (+1 modules) to the call
     from .store.cache_files import read_regular
+
+    # lazy: defers store.manifest (+5 modules) to the call
     from .store.manifest import MAX_MANIFEST_BYTES
+
+    # lazy: dataclasses and inspect cost a build ~30 ms
     from .store.native_cache import load_native_cache
 
     current = _current(cache_dir, model_sha256)
@@ -237,6 +249,7 @@ class Embedders:
     The model loads at the first text (a build whose sections are all known loads none)."""
 
     def __init__(self, model_path: Path, threads: int) -> None:
+        # lazy: the model's libraries load only when answers use meaning
         from .embedding.model import Embedder
 
         self.model = Embedder(model_path)
@@ -244,9 +257,12 @@ class Embedders:
         self._pool: Any = None
 
     def __call__(self, texts: list[str]) -> Any:
-        import numpy as np
+        import numpy as np  # lazy: the model's libraries load only when answers use meaning
 
+        # lazy: the model's libraries load only when answers use meaning
         from .embedding.codes import quantize
+
+        # lazy: the model's libraries load only when answers use meaning
         from .embedding.model import DIM, SECTION_PIECES, runs
 
         ids = self.model.pieces(texts, SECTION_PIECES)  # (loads the model, in this thread)
@@ -257,6 +273,7 @@ class Embedders:
                 out[rows] = self.model.run(ids, rows)
             return quantize(out)
         if self._pool is None:
+            # lazy: the parse workers load only for a build that parses
             from concurrent.futures import ThreadPoolExecutor
 
             self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed")
@@ -272,8 +289,9 @@ class Embedders:
 
 def _inputs(cache: Any) -> Iterator[str]:
     """Each section's input, in section order, read one at a time."""
+    # lazy: the model's libraries load only when answers use meaning
     from .embedding.model import section_input
-    from .search.provenance import heading_path
+    from .search.provenance import heading_path  # lazy: dataclasses and inspect cost a build ~30 ms
 
     for d in range(cache.document_count):
         yield section_input(heading_path(cache, d), cache.section_text(d))
@@ -283,7 +301,10 @@ def _current(cache_dir: Path, model_sha256: str) -> int | None:
     """The sections of ``cache_dir``'s ``vectors.bin`` when it is whole and was written
     for its manifest as it is now, by this model, tokenizer and recipe (nothing to do);
     else None."""
+    # lazy: the model's libraries load only when answers use meaning
     from .embedding.model import DIM, RECIPE, TOKENIZER_SHA256
+
+    # lazy: the model's libraries load only when answers use meaning
     from .embedding.vectors import SIDECAR, parse_header
 
     try:
@@ -302,7 +323,7 @@ def _current(cache_dir: Path, model_sha256: str) -> int | None:
 
 def _store_folder(root: Path) -> Path:
     """The root's vector store folder, each level checked as the parse cache's is."""
-    from .foundation.cache_names import STAGING_DIR
+    # lazy: defers store.commit (+21 modules) to the call
     from .store.commit import KeyArea, open_checked
 
     with KeyArea(root, STAGING_DIR, create=True) as area:

@@ -65,6 +65,7 @@ def _found(name: str) -> bool:
 def meaning_status(model_dir: Path | None = None, *, verify: bool = False) -> MeaningStatus:
     """Whether this installation answers by meaning (see the module docstring); ``verify``:
     the model file is also read and checked against the pinned sha256s."""
+    # lazy: the model's libraries load only when answers use meaning
     from .embedding.model import SEMANTIC_ENV, enabled, find_model, model_dirs
 
     if not enabled():
@@ -81,6 +82,7 @@ def meaning_status(model_dir: Path | None = None, *, verify: bool = False) -> Me
                              if _inside(path, f)), (path.parent, "--model"))
     what = f"model {path}"
     if verify:
+        # lazy: the model's libraries load only when answers use meaning
         from .embedding.model import KNOWN_MODELS, read_model
 
         try:
@@ -104,6 +106,7 @@ def cache_meaning(cache_dir: Path, status: MeaningStatus, native: bool = True) -
     installation's, verified for the model's sha256 to be compared), and why not."""
     if not native:
         return MeaningStatus(False, "a Context Engine v0 cache is answered by its own rules")
+    # lazy: defers search.cache_details (+34 modules) to the call
     from .search.cache_details import cache_vectors
 
     vectors = cache_vectors(cache_dir)

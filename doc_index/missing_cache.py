@@ -32,10 +32,10 @@ def check_root(root: Path) -> None:
 
 def missing_cache(root: Path, name: str, refused: ContextError) -> CacheMissing:
     """The error for cache ``name`` that ``resolve_cache_name`` refused with ``refused``."""
-    from .search import tools
+    from .search import operations  # lazy: defers search.operations (+23 modules) to the call
 
     check_root(root)
-    names = [entry.path for entry in tools.cache_entries(root)]
+    names = [entry.path for entry in operations.cache_entries(root)]
     shown_root = printable(os.path.abspath(root))
     if name in names:  # there, but refused (a link out of the root, no manifest, ...)
         close = close_names(name, [other for other in names if other != name])

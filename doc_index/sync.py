@@ -39,7 +39,8 @@ from .foundation.errors import DocIndexError, UsageError, exit_code_of
 from .foundation.printable import printable
 from .sources.identity import PACKAGE_KINDS, docs_note
 from .sources.index_choice import Choice, IndexChoice, rebuild_reason
-from .sources.package import PackageSpec
+from .sources.package import PackageSpec, parse_spec
+from .sources.walk import DEFAULT_MAX_BYTES
 from .store.index_store import IndexStore
 from .store.sync_records import made_for, pinned_by_projects, write_record
 
@@ -104,6 +105,7 @@ def plan_sync(store: IndexStore, project: Path, *, prune: bool = False,
               ) -> tuple[SyncReport, list[_Pinned]]:
     """The plan (nothing fetched, nothing written): keep / build / refuse per pin, prune
     per cache no project pins any more."""
+    # lazy: dataclasses and inspect cost a build ~30 ms
     from .sources.lockfiles import read_project_pins
 
     pins = read_project_pins(project, all_locked=all_locked)
@@ -136,8 +138,6 @@ def plan_sync(store: IndexStore, project: Path, *, prune: bool = False,
 
 
 def _pinned(pin: Any, choices: IndexChoice) -> _Pinned:
-    from .sources.package import parse_spec
-
     sep = "==" if pin.ecosystem == "pypi" else "@"
     text = f"{pin.ecosystem}:{pin.name}{sep}{pin.version}"
     try:
@@ -231,8 +231,7 @@ def _do(store: IndexStore, project: Path, item: SyncItem, entry: _Pinned | None,
             store.delete_index(item.key)
             return item._replace(outcome="pruned")
         assert entry is not None and entry.choice is not None
-        from .build import build_from_package
-        from .sources.walk import DEFAULT_MAX_BYTES
+        from .build import build_from_package  # lazy: defers build to the call
 
         report = build_from_package(store, item.spec, config=entry.choice.config,
                                     hashes=entry.pin.hashes,

@@ -24,7 +24,7 @@ CHUNK = 2048  # rows widened at a time (3 MiB of int32)
 def quantize(vectors: Any) -> Any:
     """int8 codes of float vectors (rows): scaled so each row's largest component is
     +-127; a row of zeros stays zeros."""
-    import numpy as np
+    import numpy as np  # lazy: the model's libraries load only when answers use meaning
 
     v = np.asarray(vectors, dtype=np.float32)
     top = np.abs(v).max(axis=1, keepdims=True)
@@ -34,7 +34,7 @@ def quantize(vectors: Any) -> Any:
 
 def squared_norms(codes: Any) -> Any:
     """Each row's squared length, as exact integers (int64)."""
-    import numpy as np
+    import numpy as np  # lazy: the model's libraries load only when answers use meaning
 
     out = np.empty(len(codes), dtype=np.int64)
     buf = np.empty((min(CHUNK, len(codes)), codes.shape[1]), dtype=np.int32)
@@ -49,7 +49,7 @@ def dots(codes: Any, query: Any) -> Any:
     """Each row's dot product with ``query`` (int32, exact: |dot| <= 384 x 127 x 127 <
     2**31), a chunk of rows at a time: no copy of the whole table, no BLAS (whose threads
     fight over a busy machine's cores)."""
-    import numpy as np
+    import numpy as np  # lazy: the model's libraries load only when answers use meaning
 
     q = np.asarray(query, dtype=np.int32)
     out = np.empty(len(codes), dtype=np.int32)
@@ -64,7 +64,7 @@ def dots(codes: Any, query: Any) -> Any:
 def similarities(codes: Any, norms2: Any, query: Any) -> Any:
     """Cosine of each row of ``codes`` with the ``query`` codes, float64 (0 for a row of
     zeros): integer dot products, then one correctly rounded sqrt and division each."""
-    import numpy as np
+    import numpy as np  # lazy: the model's libraries load only when answers use meaning
 
     q = np.asarray(query, dtype=np.int32)
     products = dots(codes, q)

@@ -53,7 +53,7 @@ class Fused(NamedTuple):
 
 def dense_order(cosines: Any, ids: Sequence[str], k: int) -> list[int]:
     """The ``k`` sections most similar to the query, best first, ties by id."""
-    import numpy as np
+    import numpy as np  # lazy: the model's libraries load only when answers use meaning
 
     n = len(cosines)
     if n == 0 or k <= 0:
@@ -68,7 +68,7 @@ def dense_order(cosines: Any, ids: Sequence[str], k: int) -> list[int]:
 def fuse(lexical: Sequence[tuple[float, str, int]], cosines: Any, ids: Sequence[str],
          versions: Sequence[str], params: FusionParams = FUSION) -> list[Fused]:
     """The fused ranking, floor applied, duplicates dropped (see the module docstring)."""
-    import numpy as np
+    import numpy as np  # lazy: the model's libraries load only when answers use meaning
 
     dense = dense_order(cosines, ids, params.k)
     lex_d = [d for _, _, d in lexical]

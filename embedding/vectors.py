@@ -214,7 +214,7 @@ def read_sidecar(cache_dir: Path, manifest_sha256: str, model_sha256: str) -> An
 def sidecar_rows(data: bytes, manifest_sha256: str, model_sha256: str) -> Any | None:
     """:func:`read_sidecar` of a sidecar's bytes already read (through the handle of the
     cache generation they belong to)."""
-    import numpy as np
+    import numpy as np  # lazy: the model's libraries load only when answers use meaning
 
     info, start = parse_header(data)
     if info is None or info.manifest_sha256 != manifest_sha256:

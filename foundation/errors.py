@@ -142,7 +142,7 @@ def _one_line(message: str | None) -> str | None:
     """A source's message: credentials of every URL removed, blanks folded to one line."""
     if message is None:
         return None
-    from .redact import redact
+    from .redact import redact  # lazy: defers foundation.redact to the call
 
     return " ".join(redact(message).split())
 
@@ -258,6 +258,7 @@ def describe(exc: BaseException) -> str:
         return printable(exc.message)
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted"
+    # lazy: defers foundation.redact to the call
     from .redact import redact  # an unexpected error may quote a URL with its token
 
     if isinstance(exc, OSError):

@@ -55,10 +55,10 @@ def find_blocks(path: str, text: str, raw: bytes, limit: int | None = None,
     ``cap_blocks``), the last one's end possibly wrong. What a parser's cap left out is
     said in ``notes``."""
     if is_rst_path(path):
-        from .rst import parse_rst
+        from .rst import parse_rst  # lazy: the parsers load only where a file is parsed
 
         return parse_rst(text, raw, limit, notes)
-    from .markdown import parse_markdown
+    from .markdown import parse_markdown  # lazy: the parsers load only where a file is parsed
 
     return parse_markdown(text, raw, limit, notes)
 

@@ -32,7 +32,7 @@ _SPACES = re.compile(r"\s+")
 
 
 @lru_cache(maxsize=1)
-def _block_parser() -> MarkdownIt:
+def block_parser() -> MarkdownIt:
     # Only block structure, and no list rule: with it, block parsing takes about twice as
     # long (fastapi-docs: 0.23 s against 0.11 s). Without it, list items are paragraph
     # text, which changes what is a heading in and next to list items:
@@ -66,7 +66,7 @@ def _is_heading(tok: Token, source: _Source, first: int) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _inline_parser() -> MarkdownIt:
+def inline_parser() -> MarkdownIt:
     return MarkdownIt("commonmark")
 
 
@@ -89,7 +89,7 @@ def heading_title(content: str) -> str:
     character of markup)."""
     content = source_cut(_ATTR_LIST.sub("", content.strip()))
     if _MARKUP_CHARS.search(content):
-        tokens = _inline_parser().parseInline(content)
+        tokens = inline_parser().parseInline(content)
         content = _plain_inline(tokens[0].children or []) if tokens else content
     return cut_title(_SPACES.sub(" ", content).strip())
 
@@ -198,7 +198,7 @@ def _headings(source: _Source, limit: int | None,
     up to ``MAX_MARKDOWN_BLOCK_BYTES``; past that, or past ``MAX_PARSE_LINES`` lines, no
     heading is looked for (said in ``notes``; ``source.stop`` says where) and the rest of
     the file is cut into parts. Text without a line a heading needs is not parsed."""
-    md = _block_parser()
+    md = block_parser()
     headings: list[tuple[int, int, str]] = []
     line, size = 0, MARKDOWN_WINDOW_BYTES
     while True:

@@ -70,7 +70,7 @@ def _titles(text: str) -> list[tuple[int, int]]:
     repeated, then whitespace) has no title: docutils is not run on it."""
     if not _MAYBE_ADORNMENT.search(text) and not _OTHER_LINE_BREAKS.search(text):
         return []
-    from .rst_structure import section_titles
+    from .rst_structure import section_titles  # lazy: the parsers load only where a file is parsed
 
     return [(line - 2, depth) for line, depth in section_titles(text)]
 

@@ -167,7 +167,7 @@ _SCRIPTS = _script_table()
 _CONTINUATION = bytes(range(0x80, 0xC0))
 _NOT_LEAD = bytes(range(0xC0))
 
-# (feature, weight in thousandths of a token); the order matches _features().
+# (feature, weight in thousandths of a token); the order matches token_features().
 _WEIGHTS: tuple[tuple[str, int], ...] = (
     ("one", 1506),  # per text
     ("letter_runs", 880),  # words, identifiers
@@ -200,8 +200,8 @@ _WEIGHTS: tuple[tuple[str, int], ...] = (
     ("vs16", 1122),  # U+FE0F
 )
 FEATURES: tuple[str, ...] = tuple(name for name, _ in _WEIGHTS)
-_W: tuple[int, ...] = tuple(weight for _, weight in _WEIGHTS)
-_SCALE = 1000
+FEATURE_WEIGHTS: tuple[int, ...] = tuple(weight for _, weight in _WEIGHTS)
+WEIGHT_SCALE = 1000
 
 # Flag planes (the flag bit set in every byte) for texts of up to _CAP characters. An
 # AND with a longer integer costs only the length of the shorter operand.
@@ -278,12 +278,12 @@ def _script_counts(raw: bytes) -> tuple[int, ...]:
 
 
 _NO_SCRIPT = (0,) * (len(_WEIGHTS) - 12)
-_W_ONE = _W[0]
-_W_RUNS = _W[1:12]
-_W_SCRIPT = _W[12:]
+_W_ONE = FEATURE_WEIGHTS[0]
+_W_RUNS = FEATURE_WEIGHTS[1:12]
+_W_SCRIPT = FEATURE_WEIGHTS[12:]
 
 
-def _features(text: str) -> tuple[int, ...]:
+def token_features(text: str) -> tuple[int, ...]:
     """The counts that :data:`FEATURES` names, in that order (for calibration)."""
     raw = text.encode("utf-8", "surrogatepass")
     if raw.isascii():
@@ -296,7 +296,7 @@ def estimate_tokens(text: str) -> int:
     """Estimated LLM token count of ``text`` (cl100k_base / o200k_base); 0 for ``""``.
 
     Deterministic and pure: the same text always gives the same count, on any platform.
-    The weighted sum of :func:`_features`, rounded up.
+    The weighted sum of :func:`token_features`, rounded up.
     """
     if not text:
         return 0
@@ -322,4 +322,4 @@ def estimate_tokens(text: str) -> int:
         + w[9] * j
         + w[10] * k
     )
-    return -(-total // _SCALE)
+    return -(-total // WEIGHT_SCALE)

@@ -17,7 +17,7 @@ from ..foundation.printable import printable
 _SHOWN_CHARS = 40
 
 
-def for_people(exc: BaseException, args: argparse.Namespace) -> str:
+def error_line(exc: BaseException, args: argparse.Namespace) -> str:
     """The line after ``error: `` for ``exc``, raised running the command ``args``."""
     if isinstance(exc, ContextError) and exc.message == spec_message(exc.code):
         if exc.code == "invalid_budget" and isinstance(getattr(args, "budget", None), str):
@@ -31,7 +31,7 @@ def for_people(exc: BaseException, args: argparse.Namespace) -> str:
 
 def budget_problem(text: str) -> str:
     """Why the ``--budget`` text was refused, with the accepted range."""
-    from ..search.budget import MAX_BUDGET
+    from ..search.budget import MAX_BUDGET  # lazy: defers search.budget (+2 modules) to the call
 
     accepted = f"a whole number of tokens from 0 to {MAX_BUDGET}"
     example = "(ASCII digits, e.g. --budget 2000)"
@@ -46,6 +46,7 @@ def budget_problem(text: str) -> str:
 
 def query_problem(query: str) -> str:
     """Why the query was refused: not UTF-8, too long, empty, or no searchable term."""
+    # lazy: defers search.query_limits (+1 modules) to the call
     from ..search.query_limits import MAX_QUERY_BYTES
 
     try:

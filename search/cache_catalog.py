@@ -20,11 +20,18 @@ def catalog(root: Path) -> dict[str, Any]:
     """``{"caches": [...]}`` in ``context.list_caches``' order; CacheMissing/IoError as it
     when the root cannot be listed. (Imports here: the server imports this module at
     start for ``RESOURCE_URI`` only.)"""
+    # lazy: defers sources.identity (+18 modules) to the call
     from ..sources.identity import shown_source
+
+    # lazy: defers store.index_store (+49 modules) to the call
     from ..store.index_store import IndexStore
+
+    # lazy: defers store.sync_records (+26 modules) to the call
     from ..store.sync_records import pinned_by_projects
+
+    # lazy: defers search.cache_details (+39 modules) to the call
     from .cache_details import checked_source
-    from .tools import cache_entries
+    from .operations import cache_entries  # lazy: defers search.operations (+25 modules)
 
     store = IndexStore(root)
     pinned = pinned_by_projects(root)

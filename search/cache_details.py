@@ -2,7 +2,7 @@
 ``inspect`` print it; ``context inspect`` and MCP its spec fields).
 
 The spec's fields (``cache_version``, document count, size, validity) come from the read
-of ``context.inspect_cache`` (``search.tools.cache_info_and_manifest``); the rest from
+of ``context.inspect_cache`` (``search.operations.cache_info_and_manifest``); the rest from
 the same parsed manifest: the source it was built from (``store.sources.identity``),
 repository, commit, token total and build time. Everything here is read from untrusted
 files and checked: a field of the wrong type is left out (None), never repaired or
@@ -11,12 +11,14 @@ trusted.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..sources.identity import PACKAGE_KINDS, shown_source
-from .tools import cache_info_and_manifest
+from .operations import cache_info_and_manifest
 
 NATIVE = "doc-index"
 V0 = "context-engine-v0"
@@ -78,8 +80,7 @@ def cache_vectors(cache_dir: Path) -> CacheMeaning:
     """What ``cache_dir``'s ``vectors.bin`` holds (its header, and the sha256 of the
     manifest it names; the rows are not read). Regular files only, opened without
     blocking or following a link, as every reader of a cache."""
-    import hashlib
-
+    # lazy: the model's libraries load only when answers use meaning
     from ..embedding.vectors import MAX_HEADER, SIDECAR, parse_header
 
     head = _regular_bytes(cache_dir / SIDECAR, MAX_HEADER + 64)
@@ -95,8 +96,6 @@ def cache_vectors(cache_dir: Path) -> CacheMeaning:
 
 def _regular_bytes(path: Path, limit: int | None) -> bytes | None:
     """The first ``limit`` bytes (None: all) of the regular file at ``path``, else None."""
-    import stat
-
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)

@@ -27,8 +27,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..embedding.model import enabled
+from ..embedding.model import DIM, QUERY_PIECES, Embedder, enabled, find_model
 from ..foundation.cache_names import MANIFEST_NAME
+from ..foundation.errors import ModelError
 from ..store.cache_files import read_regular
 from ..store.manifest import MAX_MANIFEST_BYTES
 from ..store.native_cache import NativeCache
@@ -52,9 +53,6 @@ def has_sidecar(cache: NativeCache) -> bool:
 def embedder(model_dir: Path | None) -> Any | None:
     """The loaded embedder of the model file found from ``model_dir``, or None (no extra,
     no model, an unknown file)."""
-    from ..embedding.model import Embedder, find_model
-    from ..foundation.errors import ModelError
-
     try:
         path = find_model(model_dir)
     except ModelError:
@@ -100,8 +98,7 @@ def similarity(cache: NativeCache, query: str,
     table = rows(cache, model.model_sha256)
     if table is None:
         return None, UNUSABLE
-    from ..embedding import codes
-    from ..embedding.model import QUERY_PIECES
+    from ..embedding import codes  # lazy: the model's libraries load only when answers use meaning
 
     with _lock:  # one tokenizer and session per model: queries embedded one at a time
         vector = model.embed([query], max_pieces=QUERY_PIECES)
@@ -125,8 +122,9 @@ def rows(cache: NativeCache, model_sha256: str) -> tuple[Any, Any] | None:
 
 
 def _read_rows(cache: NativeCache, model_sha256: str, size: int) -> tuple[Any, Any] | None:
-    from ..embedding import codes
-    from ..embedding.model import DIM
+    from ..embedding import codes  # lazy: the model's libraries load only when answers use meaning
+
+    # lazy: the model's libraries load only when answers use meaning
     from ..embedding.vectors import sidecar_rows
 
     if size > cache.document_count * DIM + 4096 + 32 + 64:

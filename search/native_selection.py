@@ -9,6 +9,7 @@ packer, provenance and budget rules are the same, and each document's ``why`` ga
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..indexer.analysis import Concept
@@ -29,6 +30,7 @@ def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS,
     found = query_concepts(query, cache, params)
     cosines = None
     if meaning is not None:
+        # lazy: the model's libraries load only when answers use meaning
         from .meaning import similarity
 
         cosines, used = similarity(cache, query, meaning.model_dir)
@@ -36,8 +38,8 @@ def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS,
             meaning.outcome.append(used)
     if cosines is None:
         return pack(cache, query, budget, found, rank_concepts(cache, found, params), params)
-    from dataclasses import replace
 
+    # lazy: the model's libraries load only when answers use meaning
     from ..embedding.fusion import fuse
 
     lexical = rank_concepts(cache, found, replace(params, floor=0.0))

@@ -45,6 +45,7 @@ from ..foundation.strict_json import dumps
 from ..indexer.tokens import estimate_tokens
 from ..store.v0_cache import V0Cache
 from .budget import check_budget
+from .operations import spec_errors, with_loaded
 from .packing import MARGIN, charge, doc_charge
 from .provenance import Lines, heading_path, line_count, section_source, split_lines
 from .results import (
@@ -57,7 +58,6 @@ from .results import (
     Reading,
     ReadSummary,
 )
-from .tools import spec_errors, with_loaded
 
 if TYPE_CHECKING:
     from ..store.native_cache import NativeCache

@@ -69,7 +69,7 @@ from typing import Any
 
 from ..foundation.strict_json import dumps
 from ..indexer.analysis import WORD, term_counts
-from ..indexer.tokens import _SCALE, _W, _features, estimate_tokens
+from ..indexer.tokens import FEATURE_WEIGHTS, WEIGHT_SCALE, estimate_tokens, token_features
 from ..store.native_cache import NativeCache
 from .provenance import Lines, heading_path, section_source, split_lines
 from .query_limits import why_terms
@@ -113,7 +113,7 @@ def doc_charge(doc: dict[str, Any]) -> int:
 def _milli(text: str) -> int:
     """``estimate_tokens(text)`` before rounding up, in thousandths of a token (the
     weighted sum of its features; ``tests/test_tokens.py`` checks the identity)."""
-    return sum(map(mul, _W, _features(text)))
+    return sum(map(mul, FEATURE_WEIGHTS, token_features(text)))
 
 
 # A document's compact JSON is HEAD + TAIL, split before its score: HEAD ends with _CLOSE,
@@ -141,7 +141,7 @@ def priced(doc: dict[str, Any], head: int) -> int:
                     "source": doc["source"]})
     num, den = MARGIN
     total = head + _milli('",' + tail[1:] + "\n")
-    return -(-total // _SCALE) + -(-doc["tokens"] * (num - den) // den)
+    return -(-total // WEIGHT_SCALE) + -(-doc["tokens"] * (num - den) // den)
 
 
 def frame_charge(query: str, budget: int, considered: int) -> int:

@@ -94,7 +94,7 @@ def release_freed_memory() -> None:
     global _trim
     if _trim is None:
         try:
-            import ctypes
+            import ctypes  # lazy: optional: an ImportError is handled here
 
             _trim = ctypes.CDLL("libc.so.6").malloc_trim
         except (ImportError, OSError, AttributeError):  # (a Python built without ctypes)

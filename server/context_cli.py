@@ -38,11 +38,13 @@ from ..foundation.errors import (
     as_context_error,
     spec_message,
 )
+from ..foundation.fast_exit import exit_now
 from ..foundation.printable import printable
-from ..library import build_v0
+from ..library import Cache, build_v0
+from ..render.spec_json import answer_text
 from ..search.budget import parse_budget
 from ..search.results import READ_SCOPES
-from . import navigation_tools, spec_tools
+from . import navigation_tools, spec_texts
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,10 +69,8 @@ def _existing(text: str) -> Path:
 def _resolve(args: argparse.Namespace) -> str:
     budget = parse_budget(args.budget)
     if not sys.stderr.isatty():  # (the reference's stderr: nothing on success)
-        return spec_tools.resolve(_existing(args.cache), args.query, budget,
+        return spec_texts.resolve(_existing(args.cache), args.query, budget,
                                   args.format == "pretty")
-    from ..library import Cache
-    from ..render.spec_json import answer_text
 
     cache = Cache(_existing(args.cache))
     answer = cache.resolve(args.query, budget)
@@ -79,11 +79,11 @@ def _resolve(args: argparse.Namespace) -> str:
 
 
 def _inspect(args: argparse.Namespace) -> str:
-    return spec_tools.inspect_cache(_existing(args.cache))
+    return spec_texts.inspect_cache(_existing(args.cache))
 
 
 def _list_caches(args: argparse.Namespace) -> str:
-    return spec_tools.list_caches(_existing(args.root))
+    return spec_texts.list_caches(_existing(args.root))
 
 
 def _outline(args: argparse.Namespace) -> str:
@@ -161,8 +161,6 @@ def _navigation_commands(
 
 def run() -> NoReturn:
     """The ``context`` console script: ``main``, then a fast exit (``fast_exit``)."""
-    from ..foundation.fast_exit import exit_now
-
     exit_now(main())
 
 

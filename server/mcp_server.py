@@ -4,7 +4,7 @@ The official SDK's low-level ``mcp.server.lowlevel.Server`` (handshake, dispatch
 cancellation, both protocol eras) on the SDK's stdio transport, whose streams
 :mod:`.mcp_transport` wraps to keep what DESIGN.md promises beyond it (an answer for
 every request read before EOF, ``-32700`` for an unparseable line). Tools come from
-:mod:`.mcp_tools`; their results are the bytes of the ``context`` CLI, as one text
+:mod:`.mcp_tool_calls`; their results are the bytes of the ``context`` CLI, as one text
 content item.
 
 Importing the SDK is most of the start-up (any ``mcp`` submodule imports the whole
@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 from doc_index import __version__
 
-from ..foundation.errors import EXIT_INTERRUPTED, spec_json
+from ..foundation.errors import EXIT_INTERRUPTED, SPEC_MESSAGES, spec_json
+from ..foundation.printable import printable
 from ..meaning_status import MeaningStatus, meaning_status
-from ..search.cache_catalog import RESOURCE_URI
+from ..search.cache_catalog import RESOURCE_URI, catalog
 from ..search.warm_caches import WarmCaches, memory_budget
-from .mcp_tools import (
+from .mcp_tool_calls import (
     CANONICAL_NAMES,
     LIST_CACHES,
     RESOLVE,
@@ -94,9 +95,6 @@ MAX_LISTED = 40
 def _package_lines(root: Path) -> list[str]:
     """One line per package cache (at most ``MAX_LISTED``); none when the root cannot be
     read (the tools say why when called)."""
-    from ..foundation.printable import printable
-    from ..search.cache_catalog import catalog
-
     try:
         caches = catalog(root)["caches"]
     except Exception:  # noqa: BLE001 (a root that cannot be read: the tools report it)
@@ -120,8 +118,8 @@ def build_server(calls: ToolCalls, style: str,
     """The SDK server: the tools, the catalog resource, the resource templates and their
     completions, and an empty prompt list (so that every list method a client calls is
     answered); tool code runs one call at a time off the loop."""
-    import anyio
-    from mcp.server.lowlevel import Server
+    import anyio  # lazy: the MCP SDK loads only when a server runs
+    from mcp.server.lowlevel import Server  # lazy: the MCP SDK loads only when a server runs
 
     limiter = anyio.CapacityLimiter(1)
     handlers = {**_tool_handlers(calls, style, meaning, limiter),
@@ -145,9 +143,9 @@ def build_server(calls: ToolCalls, style: str,
 def _tool_handlers(calls: ToolCalls, style: str, meaning: MeaningStatus | None,
                    limiter: Any) -> dict[str, Any]:
     """tools/list and tools/call."""
-    import anyio
-    import mcp_types as types
-    from mcp.shared.exceptions import MCPError
+    import anyio  # lazy: the MCP SDK loads only when a server runs
+    import mcp_types as types  # lazy: the MCP SDK loads only when a server runs
+    from mcp.shared.exceptions import MCPError  # lazy: the MCP SDK loads only when a server runs
 
     tools = tool_definitions(style, meaning is not None and meaning.on)
 
@@ -172,11 +170,11 @@ def _tool_handlers(calls: ToolCalls, style: str, meaning: MeaningStatus | None,
 def _resource_handlers(calls: ToolCalls, limiter: Any) -> dict[str, Any]:
     """resources/list, resources/templates/list, resources/read and completion/complete
     (``mcp_resources``)."""
-    import anyio
-    import mcp_types as types
-    from mcp.shared.exceptions import MCPError
+    import anyio  # lazy: the MCP SDK loads only when a server runs
+    import mcp_types as types  # lazy: the MCP SDK loads only when a server runs
+    from mcp.shared.exceptions import MCPError  # lazy: the MCP SDK loads only when a server runs
 
-    from . import mcp_resources
+    from . import mcp_resources  # lazy: defers server.mcp_resources to the call
 
     async def list_resources(ctx: Any, params: Any) -> dict[str, Any]:
         return {"resources": mcp_resources.RESOURCES}
@@ -213,13 +211,11 @@ def _resource_handlers(calls: ToolCalls, limiter: Any) -> dict[str, Any]:
 
 def catalog_text(root: Path) -> str:
     """The resource's JSON, or an error object naming the spec's code (as the tools)."""
-    from ..foundation.strict_json import dumps
-    from ..search.cache_catalog import catalog
+    from ..foundation.strict_json import dumps  # lazy: defers foundation.strict_json to the call
 
     try:
         return dumps(catalog(root))
     except Exception as exc:  # noqa: BLE001 (the agent gets a code, the log the cause)
-        from ..foundation.errors import SPEC_MESSAGES
 
         code = getattr(exc, "code", None)
         logger.warning("resource %s: %s", RESOURCE_URI, exc)
@@ -247,12 +243,12 @@ def run(root: Path, tool_names: str = "dotted", model: Path | None = None, *,
     try:
         server = build_server(calls, tool_names, meaning)  # one server, either transport
         if listening is not None:
-            from .mcp_http import serve_http
+            from .mcp_http import serve_http  # lazy: the MCP SDK loads only when a server runs
 
             return serve_http(server, *listening)
-        import anyio
+        import anyio  # lazy: the MCP SDK loads only when a server runs
 
-        from .mcp_transport import serve_stdio
+        from .mcp_transport import serve_stdio  # lazy: the MCP SDK loads only when a server runs
 
         anyio.run(serve_stdio, server)
     except KeyboardInterrupt:
@@ -263,6 +259,7 @@ def run(root: Path, tool_names: str = "dotted", model: Path | None = None, *,
 def _listening(http: str, token_file: str | os.PathLike[str] | None) -> tuple[Any, ...]:
     """(address, bound socket, token) for ``--http``, checked before the SDK is imported:
     a bad address, an unsafe token or a public address without one is a UsageError."""
+    # lazy: defers server.http_access (+5 modules) to the call
     from .http_access import bind, check_access, http_token, resolve_listen
 
     listen = resolve_listen(http)

@@ -39,7 +39,9 @@ def outline_text(cache_dir: Path, prefix: str = "", budget: int = DEFAULT_BUDGET
                  depth: int | None = None, cursor: str | None = None,
                  warm: WarmCaches | None = None) -> str:
     """context_outline's text: ``Cache(cache_dir).outline`` as JSON."""
-    from ..library import Cache
+    from ..library import Cache  # lazy: defers library to the call
+
+    # lazy: dataclasses and inspect cost a build ~30 ms
     from ..search.navigation import outline_text as text
 
     return text(Cache(cache_dir, warm=warm).outline(prefix, budget, depth=depth,
@@ -50,7 +52,9 @@ def read_text(cache_dir: Path, section_id: str, scope: str = "section",
               budget: int = DEFAULT_BUDGET, *, line: int | None = None,
               warm: WarmCaches | None = None) -> str:
     """context_read's text: ``Cache(cache_dir).read`` as JSON."""
-    from ..library import Cache
+    from ..library import Cache  # lazy: defers library to the call
+
+    # lazy: dataclasses and inspect cost a build ~30 ms
     from ..search.navigation import reading_text
 
     return reading_text(Cache(cache_dir, warm=warm).read(section_id, scope, budget,
@@ -62,6 +66,7 @@ def error_message(error: ContextError, close: list[str] | None = None,
     """The message of a navigation tool's error: the problem an argument has
     (NavigationError's message), else the code's canonical text; for a missing cache, the
     ``close`` names or where the names are."""
+    # lazy: dataclasses and inspect cost a build ~30 ms
     from ..search.navigation import NavigationError
 
     if isinstance(error, NavigationError):
@@ -83,6 +88,7 @@ def error_text(code: str, message: str) -> str:
 def whole_from_json(value: object, what: str) -> int | None:
     """A JSON integer argument (``3`` or ``3.0``), None when absent; anything else is an
     invalid_query naming ``what``."""
+    # lazy: dataclasses and inspect cost a build ~30 ms
     from ..search.navigation import NavigationError
 
     if value is None:
@@ -117,6 +123,7 @@ def _budget(args: dict[str, Any]) -> int:
 
 
 def _no_others(args: dict[str, Any], known: tuple[str, ...]) -> None:
+    # lazy: dataclasses and inspect cost a build ~30 ms
     from ..search.navigation import NavigationError
 
     unknown = sorted(set(args) - set(known))
@@ -126,7 +133,7 @@ def _no_others(args: dict[str, Any], known: tuple[str, ...]) -> None:
 
 
 # What an agent reads in tools/list. {list_caches} and {resolve} become the published
-# names of those tools. Kept here, apart from the v0 tools' texts (mcp_tools).
+# names of those tools. Kept here, apart from the v0 tools' texts (mcp_tool_calls).
 OUTLINE_DESCRIPTION = (
     "A cache's table of contents: its files with their headings' section ids, depth and "
     "tokens. Narrow it with `prefix` (a file path start) or `depth` (1: page titles). "

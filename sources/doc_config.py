@@ -79,6 +79,7 @@ def mkdocs_docs_dir(data: bytes | None) -> str | None:
     text = _text(data)
     if text is None:
         return None
+    # lazy: a config file's parser loads only for that file
     import yaml  # only a build that meets a mkdocs.yml pays for the import
 
     class _Loader(yaml.SafeLoader):
@@ -107,9 +108,10 @@ def mdbook_src(data: bytes | None) -> str | None:
     if text is None:
         return None
     try:
-        import tomllib
+        import tomllib  # lazy: optional: an ImportError is handled here
     except ModuleNotFoundError:  # Python 3.10
         try:
+            # lazy: optional: an ImportError is handled here
             import tomli as tomllib  # type: ignore[no-redef]
         except ModuleNotFoundError:
             return "src"  # no TOML reader: mdBook's default

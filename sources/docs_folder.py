@@ -215,7 +215,7 @@ def _choose(names: frozenset[str], read: Reader, mode: str, subdir: str | None,
         return Selection(mode, ("",), what="the whole repository", why="--all",
                          txt_dirs=txt_dirs)
     found = _detect(names, read, txt_dirs)
-    readmes = [p for p in names if _readme_like(p) and is_doc_path(p)]
+    readmes = [p for p in names if readme_like(p) and is_doc_path(p)]
     if found is not None:
         folder, why = found
         return Selection(DOCS, (folder + "/",), what=f"{folder}/", why=why, files=readmes,
@@ -264,7 +264,7 @@ def choose_package(paths: Iterable[str], read: Reader, folder: str, name: str,
     names = frozenset(paths)
     prefix = folder + "/"
     inner = frozenset(p[len(prefix):] for p in names if p.startswith(prefix))
-    readmes = [prefix + p for p in inner if _readme_like(p) and is_doc_path(p)]
+    readmes = [prefix + p for p in inner if readme_like(p) and is_doc_path(p)]
     own = _choose(inner, lambda p: read(prefix + p), DOCS, None, "")
     top = _choose(names, read, DOCS, None, "")
     if own.folders != ("",):
@@ -437,7 +437,7 @@ def _detect(names: frozenset[str], read: Reader,
     return None
 
 
-def _readme_like(path: str) -> bool:
+def readme_like(path: str) -> bool:
     if "/" in path:
         return False
     upper = path.upper()

@@ -28,7 +28,6 @@ import stat
 import subprocess
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..foundation.safe_paths import path_problem
@@ -204,6 +203,7 @@ class GitTreeReader:
         """Fetch the missing blob of ``path`` with those of its folder's files of the same
         kind (a package's modules; at most ``MAX_FETCHED_SIBLINGS``) in one request;
         quietly nothing when that fails (the file is then not found)."""
+        # lazy: defers sources.git_run (+2 modules) to the call
         from .git_run import FETCH_OPTIONS, run_git
 
         if self._by_folder is None:
@@ -226,6 +226,7 @@ class GitTreeReader:
         self.missing -= set(wanted)
 
     def _cat(self, sha: str) -> bytes | None:
+        # lazy: defers sources.git_run (+2 modules) to the call
         from .git_run import read_batch_blob, start_git
 
         if self._proc is None or self._pid != os.getpid():
@@ -297,6 +298,7 @@ def configure(reader: Reader, prefix: str, folders: Iterable[str] = ()) -> Expan
     ``book.toml`` looked for in the built folder and the docs folders the selection chose
     (``folders``), then where these tools usually keep them below those; ``mkdocs.yml``
     in those folders or above them (FastAPI's ``docs/en/mkdocs.yml`` for ``docs/en/docs``)."""
+    # lazy: a read of a cache never loads the build's source scanning
     from ..indexer.module_finder import package_roots, read_sphinx_conf, search_roots
 
     base = prefix.rstrip("/")
@@ -366,6 +368,7 @@ class Expander:
     module finder caches the modules it reads across pages."""
 
     def __init__(self, config: ExpandConfig) -> None:
+        # lazy: a read of a cache never loads the build's source scanning
         from ..indexer.page_expand import PageContext, make_finder
 
         self.config = config
@@ -391,8 +394,11 @@ class Expander:
     def parse(self, path: str, raw: bytes) -> ParsedFile | None:
         """Page ``path`` (normalized bytes ``raw``) expanded and parsed; None when the
         expansion changed nothing (the page is parsed as it is)."""
+        # lazy: the parsers load only where a file is parsed
         from ..indexer.document import index_file
-        from ..indexer.formats import is_rst_path
+        from ..indexer.formats import is_rst_path  # lazy: defers indexer.formats to the call
+
+        # lazy: a read of a cache never loads the build's source scanning
         from ..indexer.page_expand import expand_page
 
         text = raw.decode("utf-8")
@@ -442,7 +448,7 @@ _current_config: ExpandConfig | None = None
 
 def wants(config: ExpandConfig, path: str, raw: bytes) -> bool:
     """Whether page ``path`` (normalized bytes ``raw``) may hold something to expand."""
-    from ..indexer.formats import is_rst_path
+    from ..indexer.formats import is_rst_path  # lazy: defers indexer.formats to the call
 
     if is_rst_path(path):
         return _RST_MARK.search(raw) is not None
@@ -490,36 +496,3 @@ def state_function(config: ExpandConfig) -> Callable[[str], str | None]:
 __all__ = ["DirectoryReader", "ExpandConfig", "Expander", "GitTreeReader", "MemoryReader",
            "configure", "fingerprint",
            "expander_for", "forget", "git_blob_hash", "state_function"]
-
-
-def directory_config(directory: str, max_bytes: int, folders: Iterable[str] = ()
-                     ) -> ExpandConfig:
-    """The expansion of a local folder's build: in a git work tree, reading the files git
-    lists anywhere in it (modules and included files often live beside the docs folder,
-    in ``src/``); elsewhere, the folder itself."""
-    from .git_run import run_git
-    from .walk import SKIPPED_DIRS, _ignored_by_git
-
-    top = None
-    try:
-        done = run_git(["rev-parse", "--show-toplevel"], cwd=directory)
-        if done.status == 0:
-            top = os.fsdecode(done.out.rstrip(b"\n"))
-            listed = run_git(["ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                             cwd=top)
-            if listed.status != 0 or _ignored_by_git(Path(directory).resolve()):
-                top = None
-    except OSError:
-        top = None
-    if top is not None:
-        prefix = posixpath.relpath(os.path.realpath(directory), os.path.realpath(top))
-        if prefix == "." or prefix.startswith(".."):
-            prefix = ""
-        else:
-            prefix += "/"
-        files = frozenset(p for p in (os.fsdecode(x) for x in listed.out.split(b"\0") if x)
-                          if path_problem(p) is None)
-        reader: Reader = DirectoryReader(os.path.realpath(top), files, max_bytes)
-        return configure(reader, prefix, [prefix + f for f in folders])
-    reader = DirectoryReader(os.path.realpath(directory), None, max_bytes, SKIPPED_DIRS)
-    return configure(reader, "", folders)

@@ -658,6 +658,7 @@ def tree_expansion(fetched: Fetched, remote: Remote, scan: Scan,
                    max_bytes: int) -> ExpandConfig:
     """How a commit's pages are expanded: from the blobs of its whole tree (modules and
     included files live beside the docs), fetched on first use in a partial clone."""
+    # lazy: a read of a cache never loads the build's source scanning
     from .expansion import GitTreeReader, configure
 
     env = _network_env(fetched.clone, remote) if scan.missing else {}

@@ -197,7 +197,7 @@ def _yarnrc_yml(project: Path) -> dict[str, Named]:
     text = _read(project / ".yarnrc.yml")
     if not text:
         return {}
-    import yaml
+    import yaml  # lazy: a config file's parser loads only for that file
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
@@ -235,10 +235,12 @@ class IndexChoice:
         if ecosystem not in self._configs:
             try:
                 if ecosystem == "pypi":
+                    # lazy: a source's modules load only for a build of that source
                     from .package_index import pypi_config
 
                     self._configs[ecosystem] = pypi_config(self.env, project=self.project)
                 else:
+                    # lazy: a source's modules load only for a build of that source
                     from .npm_registry import npm_config
 
                     self._configs[ecosystem] = npm_config(self.project, self.env)
@@ -297,6 +299,7 @@ class IndexChoice:
                                     "configuration does not name", config.locations)
             if refusal:
                 return Choice(None, frozenset(), refusal=refusal)
+            # lazy: a source's modules load only for a build of that source
             from .package_index import IndexLocation
 
             added = [IndexLocation(n.url, n.where, n.flat, from_project=True) for n in unknown]

@@ -209,6 +209,7 @@ class _Reading:
         return self.toml(path) if _present(path) else None
 
     def json(self, path: Path) -> Any:
+        # lazy: defers sources.index_pages (+2 modules) to the call
         from .index_pages import MAX_PAGE_VALUES
 
         text = self.text(path, MAX_LOCKFILE_BYTES)
@@ -232,6 +233,7 @@ class _Reading:
         text = self.parsed_text(path, text)
         if text is None:
             return None
+        # lazy: a config file's parser loads only for that file
         import yaml  # only a project with a YAML lockfile pays for the import
 
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # a safe loader

@@ -243,7 +243,7 @@ def find_npm_tarball(config: NpmConfig, name: str, version: str, fetcher: Fetche
         page = fetcher.get(url, max_bytes=MAX_PAGE_BYTES, accept=NPM_ACCEPT, allow_file=local)
     except NotFound:
         raise BadSource(f"no package {name} on {shown(registry)}") from None
-    from .index_pages import load_json
+    from .index_pages import load_json  # lazy: defers sources.index_pages (+2 modules) to the call
 
     try:
         document = load_json(page.body, "the packument")

@@ -42,17 +42,19 @@ import re
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..foundation.errors import PackageError, UsageError
+from ..foundation.errors import DocIndexError, GitSourceError, PackageError, UsageError
 from ..foundation.printable import printable
 from ..indexer.formats import is_doc_path
 from .docs_folder import (
     DOCS,
     Selection,
-    _readme_like,  # (the git source's rule for README-like names)
+    check_subdir,
     choose,
     choose_package,
     classify,
+    readme_like,  # (the git source's rule for README-like names)
 )
+from .git_run import FETCH_OPTIONS, start_git, wait_git
 from .identity import (
     FOLDER,
     NO_DOCS_ANYWHERE,
@@ -110,7 +112,10 @@ def parse_spec(source: str) -> PackageSpec:
 
 
 def _pypi_spec(text: str, source: str) -> PackageSpec:
+    # lazy: a source's modules load only for a build of that source
     from packaging.utils import canonicalize_name
+
+    # lazy: a source's modules load only for a build of that source
     from packaging.version import InvalidVersion, Version
 
     name, sep, version = text.partition("==")
@@ -127,6 +132,7 @@ def _pypi_spec(text: str, source: str) -> PackageSpec:
 
 
 def _npm_spec(text: str, source: str) -> PackageSpec:
+    # lazy: a source's modules load only for a build of that source
     from .npm_registry import clean_version, valid_npm_name
 
     cut = text.rfind("@")
@@ -156,9 +162,11 @@ def fetch_archive(spec: PackageSpec, *, config: Any = None,
     or ``NpmConfig``; None: the user's own configuration, ``index_choice`` says which
     index a synced pin uses); with ``hashes`` (a lockfile's), the bytes must also match
     one of them. PackageError (and its kinds) otherwise."""
+    # lazy: a source's modules load only for a build of that source
     from .package_fetch import Fetcher, download
 
     if spec.ecosystem == PYPI:
+        # lazy: a source's modules load only for a build of that source
         from .package_index import authorizer, find_sdist, pypi_config
 
         config = pypi_config() if config is None else config
@@ -168,6 +176,7 @@ def fetch_archive(spec: PackageSpec, *, config: Any = None,
         via = (f"the project's ({location.origin}), accepted by hand" if location.from_project
                else f"{config.installer}'s configuration ({location.origin}): {config.why}")
     else:
+        # lazy: a source's modules load only for a build of that source
         from .npm_registry import find_npm_tarball, npm_config
 
         config = npm_config() if config is None else config
@@ -185,6 +194,7 @@ def fetch_archive(spec: PackageSpec, *, config: Any = None,
 
 
 def _matches_lock(data: bytes, sha256: str, hashes: tuple[str, ...]) -> bool:
+    # lazy: a source's modules load only for a build of that source
     from .package_fetch import digests_from_sri
 
     for text in hashes:
@@ -204,7 +214,7 @@ def archive_docs(files: dict[str, bytes]) -> tuple[Selection, dict[str, bytes]]:
     files it indexes; with no docs folder, the top-level README-like files only."""
     selection = choose(list(files), files.get, DOCS)
     if selection.folders == ("",):  # no docs folder: not the whole sdist (its tests...)
-        readmes = [p for p in files if "/" not in p and _readme_like(p) and is_doc_path(p)]
+        readmes = [p for p in files if "/" not in p and readme_like(p) and is_doc_path(p)]
         selection = Selection(DOCS, (), what="no docs folder", why="only README-like files",
                               files=readmes)
     chosen = {p: data for p, data in files.items() if classify(selection, p).index}
@@ -290,6 +300,7 @@ class RepoPart(NamedTuple):
 def repository_of(spec: PackageSpec, files: dict[str, bytes]) -> Any:
     """The package's repository from its own metadata (``package_meta.Repository``), or
     None."""
+    # lazy: a source's modules load only for a build of that source
     from .package_meta import parse_package_json, repository_url, sdist_metadata
 
     try:
@@ -304,11 +315,7 @@ def repository_of(spec: PackageSpec, files: dict[str, bytes]) -> Any:
 def list_tags(url: str) -> list[str]:
     """``git ls-remote --tags`` of ``url`` through the one runner (batch-mode ssh, never a
     prompt, the git deadline); GitSourceError with git's cause when it fails."""
-    import os
-
-    from ..foundation.errors import GitSourceError
-    from .git import fetch_error, parse_remote
-    from .git_run import FETCH_OPTIONS, start_git, wait_git
+    from .git import fetch_error, parse_remote  # lazy: dataclasses and inspect cost a build ~30 ms
 
     env = {} if os.environ.get("GIT_SSH_COMMAND") or os.environ.get("GIT_SSH") else {
         "GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
@@ -327,7 +334,7 @@ def repository_part(spec: PackageSpec, files: dict[str, bytes], stack: ExitStack
                     max_bytes: int) -> RepoPart:
     """The repository's docs at the version's tag, its clone held open on ``stack`` while
     the build reads it; any failure (offline, no tag, nothing there) is the line."""
-    from ..foundation.errors import DocIndexError
+    # lazy: a source's modules load only for a build of that source
     from .package_meta import choose_tag
 
     repo = repository_of(spec, files)
@@ -386,6 +393,7 @@ def _scan_tag(spec: PackageSpec, repo: Any, tag: str, stack: ExitStack, max_byte
     until ``stack`` closes. A package of a monorepo (npm's ``directory``) has its
     folder's docs or else the repository's (``docs_folder.choose_package``); the files of
     its folder the archive holds (its README) are left to the archive's copy."""
+    # lazy: dataclasses and inspect cost a build ~30 ms
     from .git import BlobReader, fetch_blobs, open_clone, parse_remote, scan_commit
 
     remote = parse_remote(repo.url)
@@ -410,8 +418,6 @@ def _scan_tag(spec: PackageSpec, repo: Any, tag: str, stack: ExitStack, max_byte
 def package_folder(directory: str | None) -> str | None:
     """npm's ``repository.directory`` as a checked folder (``check_subdir``), or None when
     it names none, the repository's top (``""``, ``.``, ``./``) or no folder of it."""
-    from .docs_folder import check_subdir
-
     if directory is None or directory.strip().strip("/") in ("", "."):
         return None
     try:
@@ -427,7 +433,7 @@ def package_uses(spec: PackageSpec, files: dict[str, bytes]) -> tuple[str, ...]:
     package's (``docs_folder.package_split``)."""
     names: set[str] = set()
     if spec.ecosystem == NPM:
-        import json
+        import json  # lazy: only on this branch
 
         try:
             document = json.loads(files.get("package.json", b"{}"))
@@ -438,7 +444,10 @@ def package_uses(spec: PackageSpec, files: dict[str, bytes]) -> tuple[str, ...]:
             if isinstance(value, dict):
                 names.update(k for k in value if isinstance(k, str))
     elif "PKG-INFO" in files and len(files["PKG-INFO"]) <= 4 << 20:  # (MAX_METADATA_BYTES)
+        # lazy: a source's modules load only for a build of that source
         from email.parser import HeaderParser
+
+        # lazy: a source's modules load only for a build of that source
         from email.policy import compat32
 
         headers = HeaderParser(policy=compat32).parsestr(
@@ -465,6 +474,7 @@ def read_package(spec: PackageSpec, *, config: Any = None,
     installer configuration to fetch with (None: the user's own; never a file of the
     current folder); ``hashes``: a lockfile's (``sync``)."""
     got = fetch_archive(spec, config=config, hashes=hashes)
+    # lazy: a source's modules load only for a build of that source
     from .archives import DEFAULT_LIMITS, kept_limit_bytes, read_archive
 
     contents = read_archive(got.data, got.artifact.filename,
@@ -487,6 +497,7 @@ def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: Exit
                   max_bytes: int) -> tuple[Scan, dict[str, Any], list[str]]:
     """The scan of a package's parts, its source record's details and the summary's
     lines."""
+    # lazy: a source's modules load only for a build of that source
     from .package_fetch import shown
 
     files: dict[str, bytes] = contents.files
@@ -569,6 +580,7 @@ def _package_expansion(files: dict[str, bytes], max_bytes: int,
     """How the archive's pages expand: its docs tool's forms (read as data), and the
     ``_api`` pages' ``:::`` blocks (mkdocstrings' form) whatever the docs tool is; modules
     and included files are read from the archive itself."""
+    # lazy: a read of a cache never loads the build's source scanning
     from .expansion import MemoryReader, configure
 
     config = configure(MemoryReader(files, max_bytes), "", [f for f in folders if f])

@@ -449,7 +449,7 @@ def parse_simple_html(text: str, page_url: str) -> list[IndexFile]:
     """The files of a PEP 503 page (anchors; hash in the ``#sha256=`` fragment; PEP 592
     ``data-yanked``), URLs absolute against the page (and its ``<base>``); read in one
     pass (``index_pages.start_tags``: HTMLParser is quadratic on unterminated tags)."""
-    from .index_pages import start_tags
+    from .index_pages import start_tags  # lazy: defers sources.index_pages (+2 modules) to the call
 
     base = page_url
     files: list[IndexFile] = []
@@ -467,7 +467,7 @@ def parse_simple_html(text: str, page_url: str) -> list[IndexFile]:
 
 def parse_simple_json(body: bytes, page_url: str) -> list[IndexFile]:
     """The files of a PEP 691 JSON page (``files[].url``, ``hashes``, ``yanked``)."""
-    from .index_pages import load_json
+    from .index_pages import load_json  # lazy: defers sources.index_pages (+2 modules) to the call
 
     try:
         data = load_json(body, "the page")

@@ -63,6 +63,7 @@ class Scan:
         """How its pages expand, as the manifest records it (None: not expanded)."""
         if self.expand is None:
             return None
+        # lazy: a read of a cache never loads the build's source scanning
         from .expansion import fingerprint
 
         return fingerprint(self.expand)
@@ -71,6 +72,7 @@ class Scan:
         """A page dependency's hash now (source-relative path; None: not there)."""
         if self.expand is None:
             return lambda path: None
+        # lazy: a read of a cache never loads the build's source scanning
         from .expansion import state_function
 
         return state_function(self.expand)

@@ -13,10 +13,11 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import posixpath
 import stat
 import subprocess
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,11 +28,11 @@ from ..foundation.safe_paths import path_problem
 from ..indexer.formats import is_doc_path, other_doc_kind
 from .doc_config import MAX_CONFIG_BYTES
 from .docs_folder import FOLDER, Selection, choose, classify, is_config_name, kinds_line
-from .git_run import start_git, wait_git
+from .git_run import run_git, start_git, wait_git
 from .snapshot import Scan, SourceFile
 
 if TYPE_CHECKING:
-    pass
+    from .expansion import ExpandConfig, Reader
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
@@ -145,11 +146,9 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
                                         _config_reader(tree, checked), mode)
     scan.files = _selected_files(tree, checked, selection, scan, max_bytes)
     scan.skipped.sort()
-    if scan.files:  # how its pages are expanded (includes, autodoc: ``store.expansion``)
-        from .expansion import directory_config
-
+    if scan.files:  # how its pages are expanded (includes, autodoc: ``sources.expansion``)
         folders = [f for f in selection.folders if f]
-        scan.expand = directory_config(os.fspath(root), max_bytes, folders)
+        scan.expand = _directory_expansion(os.fspath(root), max_bytes, folders)
     return scan
 
 
@@ -533,3 +532,34 @@ def entry_for(rel: str, tree: _Tree, parts: list[str], data: bytes, max_bytes: i
         return content
 
     return SourceFile(rel, hashlib.sha256(data).hexdigest(), len(data), read)
+
+
+def _directory_expansion(directory: str, max_bytes: int, folders: Iterable[str] = ()
+                     ) -> ExpandConfig:
+    """The expansion of a local folder's build: in a git work tree, reading the files git
+    lists anywhere in it (modules and included files often live beside the docs folder,
+    in ``src/``); elsewhere, the folder itself."""
+    from .expansion import DirectoryReader, configure  # lazy: only a scan that found files
+    top = None
+    try:
+        done = run_git(["rev-parse", "--show-toplevel"], cwd=directory)
+        if done.status == 0:
+            top = os.fsdecode(done.out.rstrip(b"\n"))
+            listed = run_git(["ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                             cwd=top)
+            if listed.status != 0 or _ignored_by_git(Path(directory).resolve()):
+                top = None
+    except OSError:
+        top = None
+    if top is not None:
+        prefix = posixpath.relpath(os.path.realpath(directory), os.path.realpath(top))
+        if prefix == "." or prefix.startswith(".."):
+            prefix = ""
+        else:
+            prefix += "/"
+        files = frozenset(p for p in (os.fsdecode(x) for x in listed.out.split(b"\0") if x)
+                          if path_problem(p) is None)
+        reader: Reader = DirectoryReader(os.path.realpath(top), files, max_bytes)
+        return configure(reader, prefix, [prefix + f for f in folders])
+    reader = DirectoryReader(os.path.realpath(directory), None, max_bytes, SKIPPED_DIRS)
+    return configure(reader, "", folders)

@@ -136,7 +136,7 @@ def deletion_refusal(root: Path, key: str) -> str | None:
         return "it is not a directory"
     if is_native_cache(path) or _marked(root, key, st):
         return None
-    from .v0_build import is_v0_cache
+    from .v0_build import is_v0_cache  # lazy: defers store.v0_build (+7 modules) to the call
 
     if is_v0_cache(path):
         return None

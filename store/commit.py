@@ -188,8 +188,8 @@ def clean_staging(root: Path, key: str) -> None:
 
 def _renameat2_exchange(a: Path, b: Path) -> bool:
     """Atomically exchange two paths; False when the platform cannot."""
-    import ctypes
-    import ctypes.util
+    import ctypes  # lazy: ctypes loads only where the call needs it
+    import ctypes.util  # lazy: ctypes loads only where the call needs it
 
     libc_name = ctypes.util.find_library("c")
     if not libc_name:

@@ -230,10 +230,10 @@ def _dependencies_of(header: dict[str, Any]) -> dict[str, dict[str, str | None]]
     return out
 
 
-class _Old:
+class LiveGeneration:
     """The live generation, as an incremental build uses it: its manifest's header and
     bytes, its search index's bytes and header, each doc file's raw digest and range of
-    section numbers. What carrying files needs (``Carry``) is read from the bytes only
+    section numbers. What carrying files needs (``LiveSections``) is read from the bytes only
     when there is carrying to do."""
 
     def __init__(self, header: dict[str, Any], manifest: bytes, sidecar: bytes,
@@ -244,7 +244,7 @@ class _Old:
         self.raw_digests, self.ranges = raw_digests, ranges
         self.manifest, self.sidecar = manifest, sidecar  # released by ``carry``
 
-    def carry(self) -> Carry:
+    def carry(self) -> LiveSections:
         """Sections and search index, located in the bytes (then released here); raises
         _Untrusted when they are not in the layout this store writes."""
         sections = ManifestSections.parse(self.manifest)
@@ -252,10 +252,10 @@ class _Old:
         self.manifest = self.sidecar = b""
         if sections is None or len(sections.starts) != self.count:
             raise _Untrusted("manifest sections")
-        return Carry(sections, index)
+        return LiveSections(sections, index)
 
 
-class Carry(NamedTuple):
+class LiveSections(NamedTuple):
     """What carrying unchanged files forward reads: the old sections (as text) and the
     old search index."""
 
@@ -268,7 +268,7 @@ def warm_worker(store: IndexStore, key: str, full: bool) -> WarmWorker:
     incremental (the cache exists): it imports the parsers while the build reads the
     source. Its one owner is the caller's ``with`` block, which stops it unless
     ``update_index`` handed it work; otherwise it is idle and does nothing."""
-    from .parallel import WarmWorker
+    from .parallel import WarmWorker  # lazy: the parse workers load only for a build that parses
 
     try:
         likely = not full and (store.cache_dir(key) / MANIFEST_NAME).is_file()
@@ -356,6 +356,7 @@ class IndexStore:
         lose (not an empty folder or file, such as an old layout's lock): a Context Engine
         v0 cache (``context build``'s), or a damaged cache whose source nobody can tell;
         never replaced without ``replace``."""
+        # lazy: defers store.v0_build (+3 modules) to the call
         from .v0_build import is_v0_cache  # (only when there is no usable header)
 
         live = self.cache_dir(key)
@@ -422,12 +423,12 @@ class IndexStore:
             return None
         return bytes(head[:found]), header
 
-    def _load_old(self, key: str, plan: BuildPlan) -> _Old:
+    def _load_old(self, key: str, plan: BuildPlan) -> LiveGeneration:
         """The live generation the plan was made from, if an incremental build can trust
         it: its manifest still has the plan's header, its search index is intact and
         records this manifest by digest, for this build configuration; _Untrusted
         otherwise. The sections are located later, when files are carried
-        (``_Old.carry``); raw files are checked when they are carried (``raw_files``).
+        (``LiveGeneration.carry``); raw files are checked when they are carried (``raw_files``).
         (The plan keeps only the header: the whole manifest is held from here on, and only
         as long as carrying needs it.)"""
         header = plan.old_header
@@ -470,7 +471,8 @@ class IndexStore:
             raise _Untrusted("search index") from None
         if first != count:
             raise _Untrusted("search index")
-        return _Old(header, data, sidecar, head, raw_digests, ranges, count, head["tokens"])
+        return LiveGeneration(header, data, sidecar, head, raw_digests, ranges, count,
+                              head["tokens"])
 
     def update_index(
         self, key: str, owner: str, name: str, scan: Scan, *, full: bool = False,
@@ -517,6 +519,7 @@ class IndexStore:
         """Execute ``plan`` into a new staging directory and swap it in (unless the live
         generation already is the result); _Untrusted when the live generation the plan
         carries from turns out damaged (the staging directory is removed)."""
+        # lazy: the parse workers load only for a build that parses
         from .parallel import parse_files
 
         report = BuildReport(key, self.cache_dir(key), plan)
@@ -545,13 +548,14 @@ class IndexStore:
         finally:
             parsed.close()
         if plan.jobs:  # the parse cache grew: keep it under its cap
-            from .parse_cache import trim
+            from .parse_cache import trim  # lazy: defers store.parse_cache to this branch
 
             trim(self.root)
         return report
 
     def _write_generation(
-        self, key: str, owner: str, name: str, scan: Scan, plan: BuildPlan, old: _Old | None,
+        self, key: str, owner: str, name: str, scan: Scan, plan: BuildPlan,
+        old: LiveGeneration | None,
         parsed_iter: Parsed, staging: Path, report: BuildReport, progress: Progress | None,
         source_record: dict[str, Any] | None,
     ) -> dict[str, Any]:
@@ -569,7 +573,7 @@ class IndexStore:
         total = len(scan.files)
         unchanged = set(plan.unchanged)
         tokens = 0
-        carry: Carry | None = None
+        carry: LiveSections | None = None
         try:
             if old is not None:  # first what does not wait for the parser
                 carry_raw(live, staging, [(p, old.raw_digests[p]) for p in plan.unchanged],
@@ -607,7 +611,7 @@ class IndexStore:
         return header
 
     def _carry_file(
-        self, old: _Old, carry: Carry, path: str, ids: IdAssigner,
+        self, old: LiveGeneration, carry: LiveSections, path: str, ids: IdAssigner,
         writer: IndexWriter, doc_map: array, version: CacheVersion, spool: SectionSpool,
     ) -> int:
         """Sections of an unchanged file, taken from the old cache without parsing; their
@@ -676,7 +680,7 @@ def _without_reserved(scan: Scan) -> tuple[Scan, list[tuple[str, str]]]:
     return out, reserved
 
 
-def _check_raw_files(live: Path, old: _Old) -> None:
+def _check_raw_files(live: Path, old: LiveGeneration) -> None:
     """_Untrusted unless every raw file of the live generation is intact."""
     try:
         live_fd = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
@@ -730,7 +734,7 @@ def _add_parsed(path: str, result: ParsedFile | str, report: BuildReport, ids: I
         report.expansion.add(result.expansion)
     writer.add_file(result.raw_digest, len(result.sections))
     tokens = 0
-    for entry in _fresh_file(result, ids, writer):
+    for entry in fresh_file(result, ids, writer):
         version.add(entry["id"], entry["version"])
         tokens += entry["tokens"]
         spool.add(entry)
@@ -743,7 +747,7 @@ def _drop(report: BuildReport, path: str) -> None:
             bucket.remove(path)
 
 
-def _fresh_file(parsed: ParsedFile, ids: IdAssigner, writer: IndexWriter) -> list[dict[str, Any]]:
+def fresh_file(parsed: ParsedFile, ids: IdAssigner, writer: IndexWriter) -> list[dict[str, Any]]:
     sections = parsed.sections
     slugs = [heading_slug(s.kind, s.title) for s in sections]
     new_ids = ids.assign(parsed.path, [(s.kind, slug, s.dedup_hash)

@@ -17,6 +17,8 @@ process where ``fork`` exists: a limit there would hold the caller's whole proce
 
 from __future__ import annotations
 
+import fcntl
+import gc
 import hashlib
 import os
 import signal
@@ -27,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from ..indexer.formats import is_rst_path
 from ..indexer.model import ParsedFile
 
 if TYPE_CHECKING:
@@ -77,7 +80,7 @@ def limit_memory() -> None:
     if extra == 0:
         return
     try:
-        import resource
+        import resource  # lazy: optional: an ImportError is handled here
 
         with open("/proc/self/statm", "rb") as fh:
             size = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -93,8 +96,6 @@ def limit_memory() -> None:
 
 def _too_big() -> str:
     """The skip reason of a file whose parse passed the limit, once its memory is freed."""
-    import gc
-
     gc.collect()  # the failed parse's trees hold cycles: give their memory back now
     return f"parsing it needed more than {worker_limit_bytes() >> 20} MiB"
 
@@ -125,8 +126,9 @@ def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
     """Parse a file (or take its sections from the parse cache) and store its raw bytes;
     the reason string when it is not indexable. A page that pulls text in (includes,
     autodoc) is expanded first when the build has a source to read it from."""
+    # lazy: the parsers load only where a file is parsed
     from ..indexer.document import NotIndexable, index_file, normalize_source  # in the worker
-    from .parse_cache import for_build
+    from .parse_cache import for_build  # lazy: defers store.parse_cache (+22 modules) to the call
 
     parsed = None
     try:
@@ -153,6 +155,7 @@ def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
 def _parse_expanded(path: str, data: bytes, raw: bytes, cache: ParseCache) -> ParsedFile | None:
     """Page ``path`` expanded and parsed (from the parse cache when its dependencies are
     as they were), or None when it has nothing to expand."""
+    # lazy: a read of a cache never loads the build's source scanning
     from ..sources.expansion import expander_for
 
     expander = expander_for(_expand, path, raw)
@@ -169,7 +172,7 @@ def _parse_expanded(path: str, data: bytes, raw: bytes, cache: ParseCache) -> Pa
 def parse_batch(batch: list[tuple[str, bytes | str]], staging: str) -> list[ParsedFile | str]:
     """``parse_one`` over (path, bytes or skip reason) pairs, in order (their parse cache
     entries written as one pack)."""
-    from .parse_cache import for_build
+    from .parse_cache import for_build  # lazy: defers store.parse_cache (+22 modules) to the call
 
     results = [content if isinstance(content, str) else parse_one(path, content, staging)
                for path, content in batch]
@@ -209,6 +212,7 @@ def parse_files(jobs: list[Job], staging: Path, *, background: bool = False,
 def _expanding(expand: ExpandConfig | None) -> Iterator[None]:
     """``expand`` is this process's (and its forked workers') while the block runs."""
     global _expand
+    # lazy: a read of a cache never loads the build's source scanning
     from ..sources.expansion import forget
 
     before, _expand = _expand, expand
@@ -228,7 +232,7 @@ def _parse_in_pool(jobs: list[Job], staging: Path, workers: int,
 
 def _parse_in_pool_now(jobs: list[Job], staging: Path, workers: int,
                        ) -> Generator[tuple[str, ParsedFile | str], None, None]:
-    import multiprocessing
+    import multiprocessing  # lazy: the parse workers load only for a build that parses
 
     if workers == 0 or "fork" not in multiprocessing.get_all_start_methods():
         yield from _parse_here(jobs, staging)
@@ -284,7 +288,7 @@ def _parse_in_pool_now(jobs: list[Job], staging: Path, workers: int,
 def _parse_here(jobs: list[Job], staging: Path,
                 ) -> Generator[tuple[str, ParsedFile | str], None, None]:
     """Parse in this process (no fork): no memory limit, the design's bounds only."""
-    from .parse_cache import release
+    from .parse_cache import release  # lazy: defers store.parse_cache (+22 modules) to the call
 
     try:
         for n, (path, read, _) in enumerate(jobs, 1):
@@ -354,7 +358,7 @@ def _parse_in_child(jobs: list[Job], staging: Path, expand: ExpandConfig | None 
 def _serve(data: list[tuple[str, bytes | str]], staging: str, out: BinaryIO,
            expand: ExpandConfig | None = None) -> None:
     """In a parse child: parse each (path, bytes or skip reason), stream the results."""
-    import pickle
+    import pickle  # lazy: the parse workers load only for a build that parses
 
     global _expand
     _expand = expand
@@ -367,7 +371,7 @@ def _serve(data: list[tuple[str, bytes | str]], staging: str, out: BinaryIO,
             result = exc
         pickle.dump((path, result), out, protocol=pickle.HIGHEST_PROTOCOL)
         out.flush()
-    from .parse_cache import for_build
+    from .parse_cache import for_build  # lazy: defers store.parse_cache (+22 modules) to the call
 
     for_build(staging).flush()
 
@@ -391,7 +395,7 @@ class WarmWorker:
         if pid == 0:  # the child: never returns
             code = 1
             try:
-                import pickle
+                import pickle  # lazy: the parse workers load only for a build that parses
 
                 os.close(jobs_w)
                 os.close(results_r)
@@ -408,7 +412,6 @@ class WarmWorker:
         os.close(jobs_r)
         os.close(results_w)
         try:  # room for the job list, so that sending it does not wait for the imports
-            import fcntl
 
             fcntl.fcntl(jobs_w, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
         except OSError:
@@ -419,7 +422,7 @@ class WarmWorker:
              expand: ExpandConfig | None = None) -> _ChildResults | None:
         """Send ``jobs`` (and how to expand their pages) to the worker; its results in
         order (None if it is gone)."""
-        import pickle
+        import pickle  # lazy: the parse workers load only for a build that parses
 
         if self._pid == 0:
             return None
@@ -458,11 +461,14 @@ class WarmWorker:
 
 
 def _warm_markdown() -> None:
+    # lazy: the parsers load only where a file is parsed
     from ..indexer.document import index_file  # noqa: F401 (imported for what follows)
-    from ..indexer.markdown import _block_parser, _inline_parser
 
-    _block_parser()
-    _inline_parser()
+    # lazy: the parsers load only where a file is parsed
+    from ..indexer.markdown import block_parser, inline_parser
+
+    block_parser()
+    inline_parser()
 
 
 class _ChildResults:
@@ -478,7 +484,7 @@ class _ChildResults:
         return self
 
     def __next__(self) -> tuple[str, ParsedFile | str]:
-        import pickle
+        import pickle  # lazy: the parse workers load only for a build that parses
 
         if self._left == 0 or self._pid == 0:
             self.close()
@@ -515,19 +521,23 @@ class _ChildResults:
 def _warm_parsers(jobs: list[Job]) -> None:
     """Import and set up the parsers the jobs need once, before forking, so workers
     inherit them (not the other one: tens of milliseconds before any parse starts)."""
+    # lazy: the parsers load only where a file is parsed
     from ..indexer.document import index_file  # noqa: F401 (imported for the workers)
-    from ..indexer.formats import is_rst_path
+
+    # lazy: defers store.parse_cache (+22 modules) to the call
     from .parse_cache import indexer_salt
 
     indexer_salt()
 
     rst = [is_rst_path(path) for path, _, _ in jobs]
     if not all(rst):
-        from ..indexer.markdown import _block_parser, _inline_parser
+        # lazy: the parsers load only where a file is parsed
+        from ..indexer.markdown import block_parser, inline_parser
 
-        _block_parser()
-        _inline_parser()
+        block_parser()
+        inline_parser()
     if any(rst):
+        # lazy: the parsers load only where a file is parsed
         from ..indexer.rst_structure import parser
 
         parser()

@@ -103,10 +103,10 @@ def indexer_salt() -> bytes:
     per process; the workers of a build inherit it)."""
     global _salt
     if _salt is None:
-        import importlib.util
-        import unicodedata
+        import importlib.util  # lazy: only on this branch
+        import unicodedata  # lazy: defers unicodedata to this branch
 
-        from ..indexer import versions
+        from ..indexer import versions  # lazy: defers indexer.versions to this branch
 
         digest = hashlib.sha256(repr((FORMAT, versions.ANALYZER_VERSION,
                                       versions.TOKENIZER_VERSION, versions.PART_TOKENS,

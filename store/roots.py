@@ -18,6 +18,7 @@ import os
 import shlex
 from pathlib import Path
 
+from ..foundation.cache_names import STAGING_DIR
 from ..foundation.errors import UsageError
 from ..foundation.printable import printable
 
@@ -57,7 +58,7 @@ def clone_area() -> Path:
 
 def platform_root() -> Path:
     """The platform's per-user data folder for doc-index, outside the clone area."""
-    from platformdirs import user_data_dir
+    from platformdirs import user_data_dir  # lazy: platformdirs loads only when no root is given
 
     data = Path(os.path.abspath(user_data_dir(APP_NAME)))
     clones = Path(os.path.abspath(clone_area()))
@@ -98,8 +99,6 @@ def old_root_note(root: Path) -> str | None:
 
 
 def _has_caches(root: Path) -> bool:
-    from ..foundation.cache_names import STAGING_DIR
-
     try:
         with os.scandir(root) as entries:
             return any(e.name != STAGING_DIR and e.is_dir(follow_symlinks=False)
@@ -110,6 +109,7 @@ def _has_caches(root: Path) -> bool:
 
 def _native_caches(folder: Path) -> list[str]:
     """The names of the doc-index caches directly in ``folder`` (sorted)."""
+    # lazy: defers store.cache_marks (+24 modules) to the call
     from .cache_marks import is_native_cache
 
     try:

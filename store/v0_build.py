@@ -68,7 +68,7 @@ def _build(sources: Path, cache: Path, force: bool) -> BuiltCache:
     if os.path.lexists(cache) and (not force or _contains(cache, sources)):
         raise IoError()
     if os.path.lexists(cache) and not is_v0_cache(cache):
-        from ..foundation.printable import printable
+        from ..foundation.printable import printable  # lazy: only on this branch
 
         raise NotACache(
             f"{printable(cache)} is not a Context Engine cache (no v0 manifest.json in it); "
@@ -178,6 +178,7 @@ def _pretty(value: Any) -> bytes:
 
 def _write_atomically(cache: Path, outputs: dict[str, bytes]) -> None:
     """Write ``outputs`` into a sibling staging dir, fsync them, then swap it in for ``cache``."""
+    # lazy: defers store.commit (+12 modules) to the call
     from .commit import commit, fsync_dir  # ctypes: only a build pays for it
 
     parent = cache.parent

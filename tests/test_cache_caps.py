@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import SAFETY_TIMEOUT, run_cli, v0_cache_from, write_tree
 from doc_index.foundation.errors import ContextError
-from doc_index.server import spec_tools as tools
+from doc_index.server import spec_texts as tools
 from doc_index.store import search_index, v0_cache
 from doc_index.store.manifest import MAX_SEARCH_INDEX_BYTES
 from mcp_support import RawServer, error_text, initialize, server_argv, tool_call

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from doc_index.foundation.errors import ContextError, spec_message
 from doc_index.server import context_cli
-from doc_index.server import spec_tools as tools
+from doc_index.server import spec_texts as tools
 from doc_index.store.v0_build import build_v0_cache
 
 COMPAT_CACHES = Path(__file__).parent / "compat" / "context-engine-compat" / "fixtures" / "v0"
@@ -307,7 +307,7 @@ def test_list_caches_missing_root(
 
 
 def test_staging_dir_name_is_the_stores() -> None:
-    from doc_index.search import tools as search_tools
+    from doc_index.search import operations as search_tools
     from doc_index.store.commit import STAGING_DIR
 
     assert search_tools.STAGING_DIR == STAGING_DIR

@@ -22,7 +22,7 @@ from conftest import build, cache_files, run_cli, without_indexed_at, write_tree
 from doc_index.foundation.cache_names import MANIFEST_NAME, SEARCH_INDEX_NAME
 from doc_index.foundation.errors import ContextError
 from doc_index.search.warm_caches import WarmCaches
-from doc_index.server import spec_tools as tools
+from doc_index.server import spec_texts as tools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -426,7 +426,7 @@ def test_damaged_cache_subprocess_never_tracebacks(damaged_root: Path) -> None:
     script = (
         "import sys, json\n"
         "from pathlib import Path\n"
-        "from doc_index.server import spec_tools as tools\n"
+        "from doc_index.server import spec_texts as tools\n"
         "from doc_index.foundation.errors import ContextError\n"
         "root = Path(sys.argv[1])\n"
         "for d in sorted(root.iterdir()):\n"

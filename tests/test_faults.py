@@ -31,9 +31,9 @@ from conftest import (
     without_indexed_at,
     write_tree,
 )
-from doc_index.search import tools as search_tools
+from doc_index.search import operations as search_tools
 from doc_index.search.warm_caches import WarmCaches
-from doc_index.server import spec_tools as tools
+from doc_index.server import spec_texts as tools
 from doc_index.store import commit as commit_mod
 from doc_index.store import parallel
 from doc_index.store.cache_paths import resolve_cache_name

@@ -180,7 +180,7 @@ def test_an_uphill_import_is_found_wherever_it_is() -> None:
     modules = {
         "doc_index.store": ("", True),
         "doc_index.sources": ("", True),
-        "doc_index.search.tools": ("", False),
+        "doc_index.search.operations": ("", False),
         "doc_index.server.mcp_server": ("", False),
         "doc_index.store.index_store": ("from ..sources.walk import Scan\n"
                                         "from ..sources.snapshot import Scan\n", False),
@@ -188,16 +188,17 @@ def test_an_uphill_import_is_found_wherever_it_is() -> None:
             "def f():\n    from ..sources import walk\n", False),
         "doc_index.sources.walk": (
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-            "    from ..search import tools\n", False),
+            "    from ..search import operations\n", False),
         "doc_index.foundation.errors": ("import doc_index.server.mcp_server\n", False),
-        "doc_index.search.ranking": ("from .. import tools\nfrom ..tools import x\n", True),
-        "doc_index.server.mcp_tools": ("from ..render import answer_text\n", False),
+        "doc_index.search.ranking": ("from .. import operations\n"
+                                     "from ..operations import x\n", True),
+        "doc_index.server.mcp_tool_calls": ("from ..render import answer_text\n", False),
         "doc_index.server.context_cli": ("from ..cli import command\n", False),
     }
     assert uphill(modules, folders) == [
         "doc_index.foundation.errors (foundation) -> doc_index.server.mcp_server (server)",
         "doc_index.indexer.module_finder (indexer) -> doc_index.sources.walk (sources)",
         "doc_index.server.context_cli (server) -> doc_index.cli (cli)",
-        "doc_index.sources.walk (sources) -> doc_index.search.tools (search)",
+        "doc_index.sources.walk (sources) -> doc_index.search.operations (search)",
         "doc_index.store.index_store (store) -> doc_index.sources.walk (sources)",
     ]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 def seen(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The texts markdown-it-py's block parser is given, during the test."""
     texts: list[str] = []
-    block = markdown._block_parser().block
+    block = markdown.block_parser().block
     real = block.parse
 
     def counting(src: str, *args: object) -> object:

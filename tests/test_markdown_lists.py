@@ -1,5 +1,5 @@
 """What is a heading in and next to list items: the Markdown parser runs without
-markdown-it-py's list rule (see the comment in ``indexer.markdown._block_parser``)."""
+markdown-it-py's list rule (see the comment in ``indexer.markdown.block_parser``)."""
 
 from __future__ import annotations
 

@@ -284,7 +284,7 @@ FAULTS = """
 import errno, sys
 from pathlib import Path
 from doc_index.server import mcp_server
-from doc_index.server import spec_tools as tools
+from doc_index.server import spec_texts as tools
 def io_error(*args, **kwargs):
     raise OSError(errno.EIO, "Input/output error")
 def crash(cache_dir):

@@ -19,7 +19,7 @@ from doc_index.foundation.errors import (
     spec_message,
 )
 from doc_index.server.mcp_server import instructions
-from doc_index.server.mcp_tools import CANONICAL_NAMES, ToolCalls, tool_definitions
+from doc_index.server.mcp_tool_calls import CANONICAL_NAMES, ToolCalls, tool_definitions
 from doc_index.server.mcp_transport import (
     UNREADABLE,
     CountedOutput,

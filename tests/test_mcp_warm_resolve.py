@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from doc_index.foundation.errors import EXIT_CODES, ContextError
 from doc_index.search.warm_caches import WarmCaches
-from doc_index.server import spec_tools as tools
+from doc_index.server import spec_texts as tools
 from doc_index.sources.walk import scan_directory
 from doc_index.store.index_store import IndexStore
 from mcp_support import (

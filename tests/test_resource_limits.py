@@ -16,7 +16,7 @@ from doc_index.indexer.ids import IdAssigner
 from doc_index.indexer.markdown import parse_markdown
 from doc_index.indexer.rst import parse_rst
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
-from doc_index.search import tools as search_tools
+from doc_index.search import operations as search_tools
 from doc_index.search import v0_selection
 from doc_index.search.query_limits import (
     MAX_QUERY_BYTES,
@@ -24,7 +24,7 @@ from doc_index.search.query_limits import (
     WHY_MAX_TERMS,
     why_terms,
 )
-from doc_index.server import spec_tools as tools
+from doc_index.server import spec_texts as tools
 from doc_index.store.manifest import MAX_MANIFEST_BYTES
 
 CAP = MAX_SECTIONS_PER_FILE
@@ -69,7 +69,7 @@ def test_a_file_of_heading_lines_is_parsed_by_prefixes_only() -> None:
     from doc_index.indexer import markdown
 
     seen: list[int] = []
-    block = markdown._block_parser().block
+    block = markdown.block_parser().block
     real_parse = block.parse
 
     def counting_parse(src: str, *args: object) -> object:

@@ -103,7 +103,7 @@ def test_inspect_of_a_fifo_manifest_is_not_valid_not_a_hang(root: Path) -> None:
 GATED_SERVER = """
 import sys, threading
 from doc_index.server import mcp_transport
-from doc_index.server import spec_tools as tools
+from doc_index.server import spec_texts as tools
 eof_read = threading.Event()
 read_line = mcp_transport.StdinLines.read_line
 def gated_read_line(self):

@@ -247,7 +247,7 @@ def _staging_dirs(root: Path) -> list[str]:
 def test_cleaning_one_caches_staging_keeps_anothers(tmp_path: Path) -> None:
     """``local-p.b`` is mid-build (its lock held, its staging directory made) while
     ``local-p`` builds and cleans its own leftovers: the other staging directory stays."""
-    from doc_index.server import spec_tools as tools
+    from doc_index.server import spec_texts as tools
     from doc_index.store import commit
 
     src = write_tree(tmp_path / "p", {"a.md": "# A\n\nzebra\n"})
@@ -300,7 +300,7 @@ def test_a_root_with_lock_files_of_the_old_layout(tmp_path: Path) -> None:
 
 def test_staging_area_name_is_reserved_everywhere(tmp_path: Path) -> None:
     from doc_index.foundation.errors import ContextError, InvalidCacheKey
-    from doc_index.search import tools
+    from doc_index.search import operations as tools
     from doc_index.store import commit
     from doc_index.store.cache_paths import check_cache_name
     from doc_index.store.index_store import check_key

@@ -242,7 +242,7 @@ def test_the_server_picks_up_vectors_and_keeps_the_model(tmp_path: Path, source:
     """In-process, as the MCP server calls it: a warm ToolCalls answers lexically until
     the embedding has written vectors.bin, then by meaning, loading the model once."""
     from doc_index.search import meaning
-    from doc_index.server.mcp_tools import ToolCalls
+    from doc_index.server.mcp_tool_calls import ToolCalls
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("DOC_INDEX_SEMANTIC", raising=False)

@@ -239,10 +239,10 @@ def test_texts_longer_than_the_cached_masks(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_features_and_weights_agree() -> None:
-    assert len(tokens.FEATURES) == len(tokens._features("x"))
+    assert len(tokens.FEATURES) == len(tokens.token_features("x"))
     for text in SAMPLES.values():
-        total = sum(w * f for w, f in zip(tokens._W, tokens._features(text)))
-        assert estimate_tokens(text) == -(-total // tokens._SCALE)
+        total = sum(w * f for w, f in zip(tokens.FEATURE_WEIGHTS, tokens.token_features(text)))
+        assert estimate_tokens(text) == -(-total // tokens.WEIGHT_SCALE)
 
 
 def test_never_under_counts_real_tokenizers_by_more_than_a_quarter() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import SAFETY_TIMEOUT, build, run_cli, write_tree
 from doc_index.foundation.errors import UsageError
-from doc_index.search import tools
+from doc_index.search import operations as tools
 from doc_index.search.warm_caches import (
     DEFAULT_MEMORY_MB,
     MEMORY_ENV,
@@ -20,7 +20,7 @@ from doc_index.search.warm_caches import (
     memory_budget,
     release_freed_memory,
 )
-from doc_index.server import spec_tools
+from doc_index.server import spec_texts
 from mcp_support import RawServer, context_cli, initialize, result_text, server_argv, tool_call
 
 QUERIES = [("install the plugin", 2000), ("configure parser hooks", 500), ("release", 8000)]
@@ -59,7 +59,7 @@ def sizes(dirs: list[Path]) -> list[int]:
 
 
 def answers(warm: WarmCaches | None, cache_dir: Path) -> list[str]:
-    return [spec_tools.resolve(cache_dir, q, b, warm=warm) for q, b in QUERIES]
+    return [spec_texts.resolve(cache_dir, q, b, warm=warm) for q, b in QUERIES]
 
 
 def test_budget_evicts_least_recently_used_and_reload_gives_the_same_bytes(

@@ -11,7 +11,8 @@ are not looked for at all.
 from __future__ import annotations
 
 from ...indexer.analysis import Concept
-from .base import Form, FormRule, keep
+from .base import FormRule, keep
+from .forms import Form
 from .params import Params
 
 

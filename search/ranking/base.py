@@ -13,15 +13,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ...indexer.analysis import Concept
+from .forms import Form
 
 if TYPE_CHECKING:
     from ...store.native_cache import NativeCache
     from .params import Params
     from .state import RankState
-
-# One way a concept matches: (term, coefficient) pairs; it scores sum(coef x term score).
-Form = list[tuple[str, float]]
-
 
 class FormRule:
     """A form rule: ``add`` fills its field of a concept from the cache, ``drop`` removes

@@ -6,7 +6,7 @@ from ...foundation.errors import QueryError
 from ...indexer.analysis import WORD, Concept, all_stopword_terms, query_concepts
 from ...store.native_cache import NativeCache
 from ..query_limits import check_query_length
-from .base import Form
+from .forms import Form
 from .params import PARAMS, Params
 from .rules import FORM_RULES, RANK_RULES, check_off
 from .state import RankState

@@ -1,8 +1,10 @@
-"""A concept's best form: one idea spelled several ways counts once, by its best spelling."""
+"""A concept's forms, and its best form: one idea spelled several ways counts once, by its
+best spelling."""
 
 from __future__ import annotations
 
-from .base import Form
+# One way a concept matches: (term, coefficient) pairs; it scores sum(coef x term score).
+Form = list[tuple[str, float]]
 
 
 def best_form(forms: list[Form], scores: dict[str, dict[int, float]]) -> dict[int, float]:

@@ -8,7 +8,8 @@ scores, so an identifier the docs spell out in words still counts as the word, o
 from __future__ import annotations
 
 from ...indexer.analysis import Concept
-from .base import Form, FormRule, keep
+from .base import FormRule, keep
+from .forms import Form
 from .params import Params
 
 

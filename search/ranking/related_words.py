@@ -23,7 +23,8 @@ from pathlib import Path
 from ...indexer.analysis import Concept
 from ...store.native_cache import NativeCache
 from ...store.search_index import SearchIndex
-from .base import Form, FormRule
+from .base import FormRule
+from .forms import Form
 from .params import Params
 
 TABLE_PATH = Path(__file__).with_name("related_words.txt")

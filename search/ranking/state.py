@@ -6,7 +6,7 @@ from collections.abc import Callable, Hashable, Iterable
 
 from ...foundation.detmath import ordered_sum
 from ...store.native_cache import NativeCache
-from .base import Form
+from .forms import Form
 from .params import Params
 from .terms import Term
 

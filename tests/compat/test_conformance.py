@@ -23,7 +23,7 @@ from compat_support import (
     run_context,
 )
 from doc_index.foundation.errors import SPEC_MESSAGES, spec_json
-from doc_index.server import spec_tools as tools
+from doc_index.server import spec_texts as tools
 from mcp_support import GOLDENS
 
 FIXTURE_CACHES = ["minimal", "realistic", "tie_break", "future_version"]

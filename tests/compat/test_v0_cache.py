@@ -20,8 +20,8 @@ from compat_support import (
     run_context,
 )
 from doc_index.foundation.errors import ContextError
-from doc_index.search import tools as search_tools
-from doc_index.server import spec_tools as tools
+from doc_index.search import operations as search_tools
+from doc_index.server import spec_texts as tools
 from doc_index.store.v0_build import build_v0_cache, compute_cache_version
 
 CREATED_AT = re.compile(rb'"created_at": "[^"]*"')

@@ -19,7 +19,7 @@ from doc_index.search.v0_selection import (
     split_white_space,
     to_f32,
 )
-from doc_index.server import spec_tools as tools
+from doc_index.server import spec_texts as tools
 from doc_index.store.v0_cache import V0Document
 from hypothesis import given
 from hypothesis import strategies as st

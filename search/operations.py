@@ -97,7 +97,7 @@ def answer(
             continue  # the generation was deleted while it loaded: load the new one
         if isinstance(cache, V0Cache):
             return Answer(**select_v0(cache.documents, query, checked))
-        from .native_selection import select
+        from .native_selection import select  # lazy: dataclasses and inspect cost a build ~30 ms
 
         try:
             if meaning is None:
@@ -171,6 +171,7 @@ def load_for_resolve(cache_dir: Path) -> Any:
     finally:
         os.close(dir_fd)
     if native:
+        # lazy: dataclasses and inspect cost a build ~30 ms
         from ..store.native_cache import load_native_cache
 
         return load_native_cache(cache_dir)

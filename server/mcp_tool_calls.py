@@ -25,7 +25,7 @@ list_caches       any argument (the root is the server's)             cache_miss
 tools take 2000 then).
 
 ``budget`` is a JSON number with no fractional part (JSON Schema ``integer``), so
-``4000.0`` is 4000. Checks run in the order of ``tools.resolve`` (budget, query, cache),
+``4000.0`` is 4000. Checks run in the order of ``spec_texts.resolve`` (budget, query, cache),
 so a call with several problems gets the error the CLI would give; query content is
 judged by ``tools`` exactly as for the CLI. An OSError escaping ``tools`` is
 ``io_error``; any other exception is ``internal_error`` (logged to stderr with its
@@ -39,7 +39,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..foundation.errors import CacheMissing, ContextError, QueryError, as_context_error, spec_json
 from ..search.budget import MAX_BUDGET, budget_from_json
@@ -197,7 +197,15 @@ def tool_result(reply: ToolReply) -> dict[str, Any]:
     return result
 
 
-Backend = Any  # a module-like object with resolve / inspect_cache / list_caches
+class Backend(Protocol):
+    """What the three v0 tools call: ``spec_texts`` (the module) by default; tests pass an
+    object that records or fails."""
+
+    def resolve(self, cache_dir: Path, query: str, budget: int) -> str: ...
+
+    def inspect_cache(self, cache_dir: Path) -> str: ...
+
+    def list_caches(self, root: Path) -> str: ...
 
 
 def _logged(tool: str, exc: Exception) -> ContextError:
@@ -232,17 +240,19 @@ class ToolCalls:
     @property
     def backend(self) -> Backend:
         if self._backend is None:
-            from . import spec_tools as tools
+            # lazy: defers server.spec_texts (+20 modules) to this branch
+            from . import spec_texts
 
-            self._backend = tools
+            self._backend = spec_texts
         return self._backend
 
     def _resolve_text(self, cache_dir: Path, query: str, budget: int) -> str:
         if self._backend is not None:
             return self._backend.resolve(cache_dir, query, budget)
-        from . import spec_tools as tools
+        # lazy: defers server.spec_texts (+20 modules) to the call
+        from . import spec_texts
 
-        return tools.resolve(cache_dir, query, budget, warm=self.warm, model=self.model)
+        return spec_texts.resolve(cache_dir, query, budget, warm=self.warm, model=self.model)
 
     def call(self, tool: str, arguments: dict[str, Any] | None) -> ToolReply:
         """Run tool ``tool`` (either spelling); unknown names raise KeyError."""
@@ -282,8 +292,11 @@ class ToolCalls:
     def _close_names(self, name: object) -> list[str]:
         """The cache names under the root closest to ``name`` (none when the root cannot
         be listed)."""
+        # lazy: defers missing_cache (+3 modules) to the call
         from ..missing_cache import close_names
-        from ..search.tools import cache_entries
+
+        # lazy: defers search.operations (+17 modules) to the call
+        from ..search.operations import cache_entries
 
         try:
             names = [entry.path for entry in cache_entries(self.root) if entry.has_manifest]
@@ -294,7 +307,7 @@ class ToolCalls:
     def _resolve(self, args: dict[str, Any]) -> str:
         if set(args) - {"cache", "query", "budget"}:
             raise QueryError(detail="unknown argument")
-        # The order of tools.resolve: budget, then query, then the cache.
+        # The order of spec_texts.resolve: budget, then query, then the cache.
         budget = budget_from_json(args.get("budget"))
         query = args.get("query")
         if not isinstance(query, str):
