@@ -3,7 +3,7 @@
 ``build_source`` is what ``doc-index build SOURCE``, the library's ``build`` and the git
 hook run: ``pypi:NAME==VERSION`` or ``npm:NAME@VERSION`` is built by ``package``; a URL
 (any case of scheme), an scp-like ``user@host:path`` that is no local path, or a bare
-repository's directory is built by ``git_source``; any other directory (a plain folder or
+repository's directory is built by ``git``; any other directory (a plain folder or
 a git work tree, at any depth) by ``local_source``. It prints nothing.
 """
 
@@ -65,7 +65,7 @@ def build_source(store: IndexStore, source: str, *, name: str | None = None,
                  subdir: str | None = None, everything: bool = False) -> BuildReport:
     """Build or update the cache of ``source`` under ``store``. ``ref``: git URLs and bare
     repositories only (a UsageError for a local folder); ``subdir``/``everything``: which
-    files (``doc_selection``; not both)."""
+    files (``docs_folder``; not both)."""
     check_max_bytes(max_bytes)
     if subdir is not None and everything:
         raise UsageError("--subdir and --all choose two different sets of files: give one")

@@ -1,6 +1,6 @@
 """A local directory's build, as a library call (the CLI and the git hook both use it).
 
-``build_from_directory`` is the directory twin of ``git_source.build_from_git``: it walks
+``build_from_directory`` is the directory twin of ``git.build_from_git``: it walks
 the directory (git's view of it when it is in a work tree, at any depth) and updates its
 cache (named by ``identity``), returning the ``BuildReport``; it prints nothing (the
 doors render the report: ``render.build_summary``).
@@ -23,12 +23,12 @@ def build_from_directory(store: IndexStore, directory: Path, *, name: str | None
                          max_bytes: int = DEFAULT_MAX_BYTES,
                          progress: Progress | None = None, subdir: str | None = None,
                          everything: bool = False) -> BuildReport:
-    """Build or update the cache of a folder: its default name (``source_identity``:
+    """Build or update the cache of a folder: its default name (``identity``:
     ``<owner>-<name>[-<sub-path>]`` in a work tree with an ``origin``, else
     ``local-<parent>-<folder>``) or exactly ``name``. ``replace``: a cache of that name
     built from another source is replaced, not refused. ``subdir``: build that folder
     below ``directory`` instead (as if it were named); ``everything``: a work tree's top
-    indexes every file, not its docs (``doc_selection``). A folder with nothing to index
+    indexes every file, not its docs (``docs_folder``). A folder with nothing to index
     is an error (``NothingToIndex``); nothing is written."""
     if subdir is not None:
         directory = directory / check_subdir(subdir)

@@ -70,7 +70,7 @@ class Scan:
     """What a source holds: its doc files (sorted by path), what it skipped and why, and
     the commit it was read at ("" for a plain directory); ``kinds`` counts the skipped
     documentation-like files by kind (``.txt``, ``.adoc``), ``selection`` is what the
-    scan chose (``doc_selection``), ``notes`` lines about the source for the summary."""
+    scan chose (``docs_folder``), ``notes`` lines about the source for the summary."""
 
     def __init__(self, files: list[SourceFile] | None = None,
                  skipped: list[tuple[str, str]] | None = None, commit_hash: str = "") -> None:
@@ -179,7 +179,7 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     (``docs_folder.build_copies``). The walk never enters ``.git``, ``cache_root`` (where
     the build writes), its staging area or any directory that holds a doc-index cache;
     each of these is reported as skipped. ``mode``: which files are indexed
-    (``doc_selection``: FOLDER, every one; DOCS at a work tree's top, ALL)."""
+    (``docs_folder``: FOLDER, every one; DOCS at a work tree's top, ALL)."""
     root = root.resolve()
     scan = Scan()
     # Asked at any depth: below a work tree's top, ls-files lists the files under ``root``
