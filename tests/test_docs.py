@@ -6,6 +6,7 @@ list from the code and fails on the first entry the docs leave out or get wrong.
 - every ``DOC_INDEX_*`` variable the library reads (string constants found with ``ast``,
   and ``$VAR`` in the hook scripts it writes) has a row in docs/commands.md's
   "Environment variables" table, and every row names one the code reads;
+- the fields of ``list --json``/``inspect --json`` (``CacheDetails``) in their order;
 - every file suffix the indexer parses is named in docs/formats.md, and every ranking rule
   (``search/ranking/rules.py``) in docs/search.md;
 - every relative link of README.md and docs/ (decision records too) leads to a file of the
@@ -117,6 +118,16 @@ def test_every_environment_variable_has_a_row() -> None:
     rows = set(re.findall(r"^\| `(DOC_INDEX_\w+)`", table, flags=re.M))
     assert not variables - rows, f"undocumented: {sorted(variables - rows)}"
     assert not rows - variables, f"documented but never read: {sorted(rows - variables)}"
+
+
+def test_inspect_json_fields_are_listed_in_order() -> None:
+    from doc_index.search.cache_details import CacheDetails
+
+    section = next(text for head, text in _sections(DOCS / "cache-format.md").items()
+                   if "as JSON" in head)
+    fields = section.split("Fields, in")[1]
+    named = [n for n in re.findall(r"`(\w+)`", fields) if n in CacheDetails._fields]
+    assert named == list(CacheDetails._fields)
 
 
 def _format_suffixes() -> tuple[str, ...]:
