@@ -11,6 +11,7 @@ list from the code and fails on the first entry the docs leave out or get wrong.
   (``search/ranking/rules.py``) in docs/search.md;
 - every relative link of README.md and docs/ (decision records too) leads to a file of the
   repository;
+- every ``docs/*.md`` page the code, bench, the Makefile or pyproject cites exists;
 - CI (``.ci/run``) runs the command the README's "Tests" section gives;
 - every module the guide names (``doc_index.x.y``, ``store/x.py``, ``python -m x``)
   exists. docs/decisions/ records what was decided when, in the names of the time, so it
@@ -212,3 +213,19 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert commands and commands[0] == "make test"
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert commands[0] in ci, "the README's test command is not what CI runs"
+
+
+def test_pages_the_code_cites_exist() -> None:
+    cited = []
+    files = [*_python_folders_files(), REPO / "Makefile", REPO / "pyproject.toml"]
+    for path in files:
+        for page in re.findall(r"\b(docs/[\w/-]+\.md)", path.read_text(encoding="utf-8")):
+            if not (REPO / page).exists():
+                cited.append(f"{path.relative_to(REPO)}: {page}")
+    assert not cited, f"pages cited that do not exist: {cited}"
+
+
+def _python_folders_files() -> Iterator[Path]:
+    """The library's and bench's Python files (tests name fixture pages ``docs/x.md``)."""
+    for folder in sorted(_python_folders() - {"tests"}):
+        yield from sorted((REPO / folder).rglob("*.py"))

@@ -1,4 +1,4 @@
-"""Outline and read (search/navigation.py; docs/formats.md, "Outline and read"): the
+"""Outline and read (search/navigation.py; docs/cache-format.md, "Outline and read"): the
 commands' bytes, the documented examples, the budget, paging that loses nothing, the
 provenance resolve gives, v0 caches, and errors that say what to do."""
 
