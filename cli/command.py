@@ -252,7 +252,7 @@ def _naming_options(parser: argparse.ArgumentParser, *, hook: bool = False) -> N
 
 
 def _file_bytes(text: str) -> int:
-    """``--max-file-bytes``: an integer the build accepts (``choose.check_max_bytes``),
+    """``--max-file-bytes``: an integer the build accepts (``build.check_max_bytes``),
     else a usage error."""
     from ..build import check_max_bytes
     from ..foundation.errors import UsageError

@@ -35,7 +35,8 @@ DOCS = REPO / "docs"
 GUIDE = sorted(DOCS.glob("*.md"))
 COMMANDS = DOCS / "commands.md"
 # Where the CLI parsers are built: the first that exists (the doors may move).
-PARSERS = {"doc-index": (("doc_index.cli", "build_parser"), ("doc_index.cli", "_parser")),
+PARSERS = {"doc-index": (("doc_index.cli.command", "build_parser"),
+                         ("doc_index.cli.command", "_parser")),
            "context": (("doc_index.server.context_cli", "build_parser"),)}
 
 
