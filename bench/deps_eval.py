@@ -212,7 +212,8 @@ def format_result(result: dict[str, Any]) -> str:
 def mirror_home(mirrors: Path, home: Path) -> dict[str, str]:
     """An environment whose HOME points github.com at local snapshots (``fetch``'s
     ``OWNER+NAME/repo`` folders) with git's own ``url.<base>.insteadOf``, as an air-gapped
-    machine would (docs/packages.md); the user's pip and npm configuration is copied."""
+    machine would (docs/decisions/package-sources.md); the user's pip and npm configuration is
+    copied."""
     lines = []
     for repo in sorted(mirrors.glob("*/repo")):
         # A snapshot lacks its largest blobs: a partial fetch (blob:none, what doc-index

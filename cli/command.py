@@ -4,7 +4,7 @@ mcp-config, model.
 A thin layer over the library (``doc_index.library``): it parses the arguments, calls one
 method of ``DocIndex`` or ``Cache`` and renders the typed result (``render``).
 Errors are one ``error: <message>`` line on stderr with the exit code of the one table
-(``doc_index.foundation.errors``, as DESIGN.md lists them); never a traceback.
+(``doc_index.foundation.errors``, as docs/commands.md lists them); never a traceback.
 """
 
 from __future__ import annotations
@@ -255,7 +255,7 @@ def _naming_options(parser: argparse.ArgumentParser, *, hook: bool = False) -> N
 
 
 def _file_bytes(text: str) -> int:
-    """``--max-file-bytes``: an integer the build accepts (``any_source.check_max_bytes``),
+    """``--max-file-bytes``: an integer the build accepts (``build.check_max_bytes``),
     else a usage error."""
     # lazy: a read of a cache never loads the build's source scanning
     from ..build import check_max_bytes

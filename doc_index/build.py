@@ -72,7 +72,7 @@ def build_source(store: IndexStore, source: str, *, name: str | None = None,
                  subdir: str | None = None, everything: bool = False) -> BuildReport:
     """Build or update the cache of ``source`` under ``store``. ``ref``: git URLs and bare
     repositories only (a UsageError for a local folder); ``subdir``/``everything``: which
-    files (``doc_selection``; not both)."""
+    files (``docs_folder``; not both)."""
     check_max_bytes(max_bytes)
     if subdir is not None and everything:
         raise UsageError("--subdir and --all choose two different sets of files: give one")
@@ -146,9 +146,9 @@ def build_from_git(
     """Build or update the cache of a git source (``<owner>-<name>``, ``@<ref>`` for a
     ``ref``, ``-<subdir>``/``-all`` for another selection, or exactly ``name``); re-running
     it is the incremental reindex (fetch, resolve, parse only blobs the cache does not
-    have). By default its documentation is indexed (``doc_selection``); ``subdir`` (or the
+    have). By default its documentation is indexed (``docs_folder``); ``subdir`` (or the
     URL's ``#P``) one folder, ``everything`` every file. ``replace``: a cache of that name
-    built from another source is replaced, not refused (``source_identity``)."""
+    built from another source is replaced, not refused (``identity``)."""
     from .sources.git import (  # lazy: a folder's build never loads git's (import rules)
         BlobReader,
         fetch_blobs,

@@ -38,7 +38,7 @@ class DocIndex:
     current directory), else ``$DOC_INDEX_ROOT``, else the per-user data folder, found
     when first needed. ``warm`` (the MCP server's): loaded caches and the check of a
     cache's tree are kept between calls while the cache is unchanged. ``model``: the
-    folder of the embedding model (answers by meaning, docs/semantic.md; None:
+    folder of the embedding model (answers by meaning, docs/search.md; None:
     ``DOC_INDEX_MODEL_DIR``, else the user cache)."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None, *,
@@ -73,7 +73,8 @@ class DocIndex:
         """Build or update the cache of ``source``: a local directory (a git work tree is
         read as git sees it) or a git URL / bare repository (``ref``: the branch, tag or
         commit; for those only). The cache is named exactly ``name``, else from the
-        source (docs/formats.md "Cache names"). Re-running it is the incremental rebuild; ``full``
+        source (docs/cache-format.md "Cache names"). Re-running it is the incremental rebuild;
+        ``full``
         re-parses every file. A cache of that name built from another source is refused
         (OtherSource) unless ``replace``. Files over ``max_file_bytes`` (default 10 MB, at
         most 1 GiB) are skipped; ``progress(done, total)`` is called while files are
@@ -82,7 +83,7 @@ class DocIndex:
         ``everything`` (every file) choose otherwise. A source with nothing to index is
         NothingToIndex, nothing written; a failed build leaves the live cache as it was.
 
-        Then, with the semantic extra and a model (docs/semantic.md), the committed cache's
+        Then, with the semantic extra and a model (docs/search.md), the committed cache's
         sections are embedded (only those never embedded under this root;
         ``embed_progress(done, total)`` as they go): ``report.meaning`` says what was done,
         or why not. The lexical cache answers meanwhile; a failed or killed embedding
@@ -113,7 +114,7 @@ class DocIndex:
              embed_progress: Progress | None = None,
              trust_project_index: bool = False) -> SyncReport:
         """One cache per dependency ``project`` pins (its lockfiles: uv.lock, poetry.lock,
-        requirements*.txt, package-lock.json, ... docs/packages.md), named
+        requirements*.txt, package-lock.json, ... docs/sources.md), named
         ``NAME@VERSION``: a pin already cached is kept (no network), another is built
         (``build("pypi:NAME==VERSION")``) beside older versions. ``all_locked``: every
         locked package, not only the direct dependencies; ``prune``: delete the caches

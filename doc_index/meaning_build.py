@@ -1,5 +1,5 @@
 """The build's second step with the semantic extra: one vector per section, after the
-lexical commit (docs/semantic.md).
+lexical commit (docs/search.md).
 
 The lexical cache is committed and answering before anything here runs. Then, holding
 the cache's build lock again (a build that committed meanwhile is embedded instead: the

@@ -11,5 +11,5 @@ and a model file, doc-index answers exactly as it does without this package.
 - :mod:`.vectors`: the vector store of a root (by section text) and a cache's sidecar;
 - :mod:`.fusion`: the lexical ranking and the query's similarity, fused.
 
-``docs/semantic.md`` records the measurements behind every constant.
+``docs/decisions/answers-by-meaning.md`` records the measurements behind every constant.
 """

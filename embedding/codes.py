@@ -10,7 +10,7 @@ float of the model's output sits on a rounding boundary.
 
 Per-vector scaling uses the whole int8 range for every vector; a fixed global scale
 clips the largest components of some vectors or wastes range on others
-(``docs/semantic.md`` has the measurements).
+(``docs/decisions/answers-by-meaning.md`` has the measurements).
 """
 
 from __future__ import annotations

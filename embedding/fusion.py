@@ -20,7 +20,7 @@ term are in it), and the cosine of the query with every section (``codes.similar
 Rounding before the tie-break is what keeps answers equal across machines: the cosines
 are exact functions of the int8 codes, and a fused score changes only when a code does.
 The constants were chosen on the dev, fresh-1 and fresh-2 questions with
-leave-one-corpus-out (``bench/semantic.py``; ``docs/semantic.md``).
+leave-one-corpus-out (``bench/semantic.py``; ``docs/decisions/answers-by-meaning.md``).
 """
 
 from __future__ import annotations

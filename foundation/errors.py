@@ -1,7 +1,7 @@
 """The errors of doc-index: one tree, and one table from error code to exit code.
 
 Every error the library raises on purpose is a :class:`DocIndexError`; its class says its
-``code``, and the code its exit code (:data:`EXIT_CODES`, DESIGN.md's table)::
+``code``, and the code its exit code (:data:`EXIT_CODES`, the table in docs/commands.md)::
 
     Exception
     +-- DocIndexError            .code .exit_code .message .detail

@@ -9,7 +9,8 @@ The parser is the stdlib's (``json.loads`` with ``parse_constant``); what is our
 it lets through (a BOM, lone surrogates, RecursionError) and the streaming walk, since
 the stdlib has no streaming parser: :func:`parse_json_object_streaming` scans the
 top-level object with the stdlib's own ``scanstring`` and ``raw_decode`` so that a
-manifest's sections are handed on one by one (docs/architecture.md, "Hand-written where
+manifest's sections are handed on one by one (docs/decisions/build-and-serve-internals.md,
+"Hand-written where
 a library exists").
 """
 

@@ -1,4 +1,5 @@
-"""The Section ID algorithm (cache-spec "Section ID Algorithm", DESIGN.md "Sections and ids").
+"""The Section ID algorithm (cache-spec "Section ID Algorithm", docs/cache-format.md "Sections
+and ids").
 
 Ids are assigned in one global pass: files in code-point order of their repo-relative
 POSIX path, sections in file order. A colliding id gets ``-<md5(content[:200])[:6]>``;

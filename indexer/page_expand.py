@@ -1,6 +1,6 @@
 """A page as its renderer shows it: includes inlined, autodoc directives documented.
 
-This is the one entry point the indexer needs (see docs/autodoc-includes.md): it runs
+This is the one entry point the indexer needs (see docs/decisions/autodoc-and-includes.md): it runs
 the include expansion, then replaces each autodoc directive of the expanded text with
 its documented objects written in the page's own markup (a heading per object, its
 signature in a code block, its docstring), and returns the text, the span map, the

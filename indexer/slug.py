@@ -1,4 +1,4 @@
-"""slugify as DESIGN.md fixes it: ids and navigation paths are built from it."""
+"""slugify as docs/cache-format.md fixes it: ids and navigation paths are built from it."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ r"""Deterministic estimate of how many tokens an LLM tokenizer counts in a text.
 doc-index stores ``tokens`` per section at build time so that an agent can budget its
 context. ``ceil(utf8_bytes / 4)`` under-counts code-heavy sections up to 3x and CJK by
 half; :func:`estimate_tokens` instead aims never to under-count the real cl100k_base or
-o200k_base count by more than 25 % (DESIGN.md, "context.resolve on native caches") while
+o200k_base count by more than 25 % (docs/cache-format.md, "Sections and ids") while
 over-counting ordinary documentation by only a few percent. It is pure standard-library
 Python with integer arithmetic only: no vocabulary, no model file, no network.
 

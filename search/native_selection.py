@@ -1,5 +1,5 @@
 """Selection on native caches: the ranking (``search.ranking``), packed into the budget
-(``server.packing``: whole sections, else the best-matching excerpt; short sections last).
+(``search.packing``: whole sections, else the best-matching excerpt; short sections last).
 
 With vectors and a model (``search.meaning``), the lexical ranking without its floor is
 fused with the query's similarity (``embedding.fusion``) before it is packed; the
@@ -26,7 +26,7 @@ def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS,
            meaning: ByMeaning | None = None) -> dict[str, Any]:
     """The SelectionResult for ``query`` within ``budget`` tokens: the ranking (fused with
     the query's similarity when ``meaning`` finds vectors and a model), packed by
-    ``server.packing`` (whole sections, excerpts, provenance)."""
+    ``search.packing`` (whole sections, excerpts, provenance)."""
     found = query_concepts(query, cache, params)
     cosines = None
     if meaning is not None:

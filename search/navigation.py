@@ -2,7 +2,7 @@
 
 ``resolve`` returns the sections that fit its budget, whole or as marked excerpts; these
 two let an agent see what a cache holds and read what an answer points to
-(docs/formats.md, "Outline and read" has the bytes):
+(docs/cache-format.md, "Outline and read"):
 
 - :func:`outline`: the cache's files in path order, each with its sections in file order
   (id, heading, depth, tokens), narrowed to the files whose path starts with ``prefix``

@@ -2,7 +2,7 @@
 
 The official SDK's low-level ``mcp.server.lowlevel.Server`` (handshake, dispatch,
 cancellation, both protocol eras) on the SDK's stdio transport, whose streams
-:mod:`.mcp_transport` wraps to keep what DESIGN.md promises beyond it (an answer for
+:mod:`.mcp_transport` wraps to keep what docs/mcp.md promises beyond it (an answer for
 every request read before EOF, ``-32700`` for an unparseable line). Tools come from
 :mod:`.mcp_tool_calls`; their results are the bytes of the ``context`` CLI, as one text
 content item.

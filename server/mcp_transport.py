@@ -1,4 +1,4 @@
-"""The SDK's stdio transport, with the guarantees of DESIGN.md "MCP server" it lacks.
+"""The SDK's stdio transport, with the guarantees of docs/mcp.md it lacks.
 
 ``mcp.server.stdio.stdio_server`` parses and validates every message and serializes every
 answer; ``Server.run`` dispatches. The SDK is the only code here that reads or writes

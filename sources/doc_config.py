@@ -1,7 +1,7 @@
 """Documentation tools' configuration files, read as data: never imported or executed.
 
 A repository's ``conf.py``, ``mkdocs.yml`` and ``book.toml`` say where its documentation
-lives (``doc_selection``) and, for Sphinx, which suffixes are reStructuredText. They are
+lives (``docs_folder``) and, for Sphinx, which suffixes are reStructuredText. They are
 untrusted: ``conf.py`` is parsed with ``ast`` and only literal assignments are read;
 ``mkdocs.yml`` with PyYAML's safe loader, every tag it does not know (mkdocs.yml often
 holds ``!!python/name:`` or ``!ENV``) read as a plain value and never resolved;

@@ -295,7 +295,8 @@ def package_split(names: frozenset[str], docs: str, folder: str, name: str,
     words of this package or of a package it ``uses`` (``query-core``), those
     subfolders, when this package's subfolders hold at least as many pages as each of
     them: a package whose part is smaller leans on a fuller one (TanStack Query's Vue and
-    Angular pages are stubs naming the React page they borrow from, docs/packages.md).
+    Angular pages are stubs naming the React page they borrow from,
+    docs/decisions/package-sources.md).
     Sorted; nothing when no folder splits so."""
     ours = package_words(name, folder)
     kept = ours | package_words(*uses)

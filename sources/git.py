@@ -4,7 +4,7 @@
 (``$XDG_CACHE_HOME/doc-index/clones``, default ``~/.cache/doc-index/clones``), outside
 the cache root. Each build fetches what the remote HEAD (or ``--ref``) needs (one commit
 and its trees, then the blobs of the files it indexes: "the clone area" below), lists
-that commit's tree and chooses its documentation (``doc_selection``). Nothing is ever
+that commit's tree and chooses its documentation (``docs_folder``). Nothing is ever
 checked out: file hashes are the git blob SHAs of the tree entries and a file's bytes
 come from the object database, so ``core.autocrlf``, smudge filters and local edits
 cannot leak into the cache, and an unchanged file (same blob SHA as in the cache) is
@@ -100,7 +100,7 @@ def parse_remote(source: str) -> Remote:
     """A git URL (https, ssh, scp-like ``git@host:path``, ``file://``) or a path to a bare
     repository -> its ``Remote``. ``https://github.com/pallets/flask.git`` gives owner
     ``pallets``, name ``flask``; a path gives its last two components
-    (``source_identity.remote_names``)."""
+    (``identity.remote_names``)."""
     names = remote_names(source)
     if names is None:
         raise BadSource(f"cannot tell the repository name from {redact(source)}")
@@ -110,7 +110,7 @@ def parse_remote(source: str) -> Remote:
 
 def remote_source(remote: Remote, ref: str | None, scope: str = DOCS,
                   subdir: str | None = None) -> Source:
-    """What the manifest records of a git source (``source_identity``): the URL without
+    """What the manifest records of a git source (``identity``): the URL without
     user info or query (never a credential), the ``--ref`` asked for, the selection."""
     return git_source(remote.clean_url, ref, remote.owner, remote.name, scope, subdir)
 
@@ -602,7 +602,7 @@ def scan_commit(clone: Path, commit: str, blobs: BlobReader,
                 max_bytes: int = DEFAULT_MAX_BYTES, *, mode: str = ALL,
                 subdir: str | None = None, subdir_from: str = "--subdir",
                 fetch: BlobFetcher | None = None, select: Selector | None = None) -> Scan:
-    """The documentation files of ``commit`` that ``mode`` selects (``doc_selection``;
+    """The documentation files of ``commit`` that ``mode`` selects (``docs_folder``;
     ``select``, when given, chooses instead: a package's folder in a monorepo),
     sorted by path, digests = blob SHAs; in a partial clone, their blobs (and the docs
     tools' config files) are fetched first with ``fetch``.

@@ -8,7 +8,7 @@ given and cannot remove a variable, so an inherited ``GIT_DIR`` (inside a git ho
 ``git rebase -x``) or ``GIT_CONFIG_PARAMETERS`` still points git at another repository or
 configuration; its default object database reads blobs through a ``git cat-file`` started
 the same way, and its pure-Python ``GitDB`` backend is deprecated by GitPython itself. So
-plumbing runs here, directly, and ``git_source`` reads blobs with one ``cat-file --batch``
+plumbing runs here, directly, and ``git`` reads blobs with one ``cat-file --batch``
 started here (which also saves the 130 ms GitPython import: tests/test_import_rules.py).
 
 What each call gets:
@@ -29,7 +29,7 @@ What each call gets:
   never runs a command that diffs, so they are not reachable. ``uploadpack.packObjectsHook``
   is honoured by git only from the user's own (system, global, command line) config.
 - ``core.sshCommand``: only the clone area fetches, from a bare clone whose config doc-index
-  wrote; ``git_source`` puts ssh in batch mode unless the user chose an ssh command.
+  wrote; ``git`` puts ssh in batch mode unless the user chose an ssh command.
 - no transport at all, unless the call is one of those fetches (``network=True``): a local
   repository that is a partial clone fetches a missing object from its "promisor" remote
   (``ls-files`` expanding a sparse index does), which runs ``remote.<name>.uploadpack``,
@@ -77,7 +77,7 @@ DEFAULT_GIT_TIMEOUT = 300.0
 # history stopped the README's first example), and the checks that matter for doc-index
 # are about names, which it checks itself: nothing is ever checked out, and every tree
 # entry name goes through ``safe_paths.path_problem`` (``..``, absolute, NUL, backslash)
-# and ``.git`` components are refused by ``git_source.scan_commit`` before any join.
+# and ``.git`` components are refused by ``git.scan_commit`` before any join.
 # Keeping fsck with the cosmetic checks ignored was the other choice: their list grows with
 # git releases (a new check would stop real repositories again) and a check name that the
 # installed git does not know prints a warning on every fetch. A user who sets

@@ -11,7 +11,7 @@ A source is one of three kinds:
 
 The manifest records it as ``"source": {"kind", "location", "ref", "commit"}``
 (``record``), plus ``"select": "all"`` or ``"select": "subdir", "subdir": P`` when the
-build chose files other than the default (``scope``: ``doc_selection``; a git source and
+build chose files other than the default (``scope``: ``docs_folder``; a git source and
 a work tree's top index their documentation by default). Two sources are the same source
 when kind, location and selection agree, and for ``git`` also the ref: a work tree's
 branch is the state it is in, not which source it is (a checkout of another branch, or a
@@ -53,7 +53,7 @@ from ..foundation.errors import UsageError
 from ..foundation.safe_paths import MAX_COMPONENT_BYTES
 from .git_run import start_git, wait_git
 
-# How a build chooses the files of its source (``doc_selection``'s modes).
+# How a build chooses the files of its source (``docs_folder``'s modes).
 DOCS, ALL, SUBDIR, FOLDER = "docs", "all", "subdir", "folder"
 
 DIRECTORY = "directory"
@@ -102,7 +102,7 @@ def remote_names(source: str, *, top: Path | None = None) -> tuple[str, str, str
     two path components (``https://github.com/pallets/flask.git``: ``pallets``, ``flask``),
     the host when there is one component; None when the path has none or the URL does not
     parse (``http://[x``: urlsplit's error would quote the URL, credentials and all). (Here,
-    not in ``git_source``: a work tree's build names its cache from ``origin`` without
+    not in ``git``: a work tree's build names its cache from ``origin`` without
     importing the git-URL machinery.)
 
     ``top``: ``source`` is a work tree's ``origin``, read from its (untrusted) git config:

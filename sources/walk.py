@@ -122,7 +122,7 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     (``docs_folder.build_copies``). The walk never enters ``.git``, ``cache_root`` (where
     the build writes), its staging area or any directory that holds a doc-index cache;
     each of these is reported as skipped. ``mode``: which files are indexed
-    (``doc_selection``: FOLDER, every one; DOCS at a work tree's top, ALL)."""
+    (``docs_folder``: FOLDER, every one; DOCS at a work tree's top, ALL)."""
     root = root.resolve()
     scan = Scan()
     # Asked at any depth: below a work tree's top, ls-files lists the files under ``root``

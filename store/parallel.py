@@ -312,7 +312,8 @@ def _pool(ctx: Any, workers: int) -> Iterator[Any]:
     they wait for work for ever, holding the build lock they inherited, and the next build
     waits out its lock timeout. A Pool worker closes that end: the build's death is the
     end of its input, and it exits once its batch is done. The price: a dead worker is
-    seen within ``_WATCH_SECONDS``, not at once (docs/architecture.md, "Hand-written
+    seen within ``_WATCH_SECONDS``, not at once (docs/decisions/build-and-serve-internals.md,
+    "Hand-written
     where a library exists").
     """
     pool = ctx.Pool(workers, initializer=limit_memory)

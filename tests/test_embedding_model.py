@@ -51,7 +51,7 @@ def test_a_vector_does_not_depend_on_its_batch(embedder: model.Embedder) -> None
 def test_codes_do_not_depend_on_batching_or_threads(embedder: model.Embedder) -> None:
     """What the build runs (``meaning_build.Embedders``: runs of one length side by side on
     one session) gives every text the codes it gets alone, whatever the number of threads
-    or onnxruntime's own intra-op threads (docs/semantic.md, "Determinism")."""
+    or onnxruntime's own intra-op threads (docs/decisions/answers-by-meaning.md, "Determinism")."""
     from doc_index.meaning_build import Embedders
 
     # 70 texts of one length (more than two runs of model.BATCH), others of many lengths,

@@ -160,7 +160,7 @@ def test_descriptions_tell_an_agent_what_to_do(style: str, other: str) -> None:
     assert "meaning" in meaning["description"] and "not meaning" not in meaning["description"]
     # tools/list is read by every agent on every session: keep it short (the three v0
     # tools: 556 cl100k tokens in 2,227 characters of json.dumps; with the navigation
-    # tools: measured in docs/formats.md, "Tools and their cost").
+    # tools: measured in docs/decisions/outputs-and-tool-cost.md).
     assert len(json.dumps({"tools": [resolve, list_caches, inspect]})) < 2500
     assert len(json.dumps({"tools": [resolve, list_caches, inspect, outline, read]})) < 5200
 

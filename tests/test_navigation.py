@@ -1,4 +1,4 @@
-"""Outline and read (search/navigation.py; docs/formats.md, "Outline and read"): the
+"""Outline and read (search/navigation.py; docs/cache-format.md, "Outline and read"): the
 commands' bytes, the documented examples, the budget, paging that loses nothing, the
 provenance resolve gives, v0 caches, and errors that say what to do."""
 
@@ -41,9 +41,9 @@ def doc_index(root: Path, *args: str) -> tuple[int, bytes, bytes]:
 
 
 def documented_examples() -> list[tuple[list[str], str]]:
-    """The ``$ doc-index ...`` commands of formats.md's "Outline and read" and the JSON
+    """The ``$ doc-index ...`` commands of cache-format.md's "Outline and read" and the JSON
     printed under each."""
-    text = (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "cache-format.md").read_text(encoding="utf-8")
     section = text.split("## Outline and read", 1)[1].split("\n## ", 1)[0]
     found = re.findall(r"```sh\n\$ doc-index (.*)\n```\n```json\n(.*)\n```", section)
     return [(shlex.split(command), output + "\n") for command, output in found]

@@ -1,7 +1,7 @@
 """A package published from a monorepo: ``doc-index build npm:...``/``pypi:...`` as real
 subprocesses against the registries of tests/package_servers.py on 127.0.0.1 and a bare
 monorepo on disk, reached as git's ``url.<base>.insteadOf`` mirror of the https URL the
-package names (docs/packages.md, "A package of a monorepo").
+package names (docs/decisions/package-sources.md, "A package of a monorepo").
 
 The monorepo ``acme/widgets`` keeps its guides at the top (``docs/``, split by framework
 under ``docs/framework/``) and its packages under ``packages/`` (npm) and ``python/``

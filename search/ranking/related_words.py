@@ -7,7 +7,7 @@ cache does use stand in for it, each a form at ``Params.related`` of the word (a
 ``related_words.txt``: for each common English word's index term, the terms of its
 nearest words by a static word embedding, best first, written offline by
 ``bench/related_words.py``. Words the corpus uses are never expanded: a word the docs use
-is better evidence than any neighbour of it (``docs/ranking.md``).
+is better evidence than any neighbour of it (``docs/decisions/ranking-rules.md``).
 
 The table holds terms, never vectors: nothing is computed from floats at query time, so
 answers stay byte-identical on any machine. It is read from the installed package (no
