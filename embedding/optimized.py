@@ -25,11 +25,13 @@ Safe by construction:
   the same float32 bytes as the model it came from; a graph that does not is never
   written, and the record says so, so no later load tries again;
 - its ``record.json`` holds the size and sha256 of each file; a load checks both before
-  anything reaches onnxruntime and falls back to the model file on any difference (a
+  onnxruntime runs anything and falls back to the model file on any difference (a
   damaged folder is replaced by the next save). The graph's bytes are the ones hashed;
-  its weights are hashed, then mapped by onnxruntime from the same file (the check is
-  against damage: whoever can write the user's cache folder can write their shell
-  profile too).
+  the weights' size is checked before onnxruntime maps them from the same file, their
+  sha256 on a thread while it does, and the session is dropped before any run unless it
+  matches (the check is against damage and mix-ups: whoever can write the user's cache
+  folder can write their shell profile too). The record also names the model file,
+  level and onnxruntime version it was made of; another's is not used.
 """
 
 from __future__ import annotations
