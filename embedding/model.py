@@ -159,11 +159,32 @@ def read_model(path: Path) -> tuple[bytes, str]:
         data = path.read_bytes()
     except OSError as exc:
         raise ModelError(f"cannot read the model file {path}: {exc.strerror}") from exc
-    digest = hashlib.sha256(data).hexdigest()
+    return data, _known(path, hashlib.sha256(data).hexdigest())
+
+
+def model_sha256(path: Path) -> str:
+    """The model file's sha256, refused unless it is a known export; hashed through a
+    read-only map (no copy of the file in memory: a cold process whose model's optimized
+    graph is saved never reads the model itself, ``embedding.optimized``)."""
+    import mmap
+
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_MODEL_BYTES or size == 0:
+                raise ModelError(f"{path} is not a known model file ({size} bytes)")
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                digest = hashlib.sha256(mapped).hexdigest()
+    except OSError as exc:
+        raise ModelError(f"cannot read the model file {path}: {exc.strerror}") from exc
+    return _known(path, digest)
+
+
+def _known(path: Path, digest: str) -> str:
     if digest not in KNOWN_MODELS:
         raise ModelError(f"{path} is not a known export of all-MiniLM-L6-v2 (sha256 "
                          f"{digest}): run 'doc-index model fetch' for the pinned file")
-    return data, digest
+    return digest
 
 
 def section_input(path: Sequence[str], text: str) -> str:
@@ -177,13 +198,15 @@ class Embedder:
 
     ``threads``: onnxruntime's intra-op threads (threads do not spin while idle, so a
     loaded model costs no CPU between answers); ``optimization``: its graph optimization
-    level ("all", "extended", "basic" or "disabled")."""
+    level ("all", "extended", "basic" or "disabled"). The graph as optimized is saved at the
+    first load and loaded ready after (``embedding.optimized``: the same floats)."""
 
     def __init__(self, model_path: Path, threads: int = 1, optimization: str = "all") -> None:
         self.model_path = model_path
         self.threads = threads
         self.optimization = optimization
         self.model_sha256 = ""
+        self.origin = ""  # "saved": the optimized graph saved by an earlier load (optimized)
         self._session: Any = None
         self._tokenizer: Any = None
 
@@ -197,18 +220,34 @@ class Embedder:
             from tokenizers import Tokenizer  # lazy: optional: an ImportError is handled here
         except ImportError as exc:
             raise ModelError(_missing_extra(exc)) from exc
-        data, self.model_sha256 = read_model(self.model_path)
-        self._tokenizer = _tokenizer(Tokenizer)
-        self._session = ort.InferenceSession(data, sess_options=self._options(ort),
-                                             providers=["CPUExecutionProvider"])
+        from . import optimized
 
-    def _options(self, ort: Any) -> Any:
+        def session() -> tuple[Any, str]:
+            self.model_sha256 = model_sha256(self.model_path)
+            return optimized.session(ort, self._model_bytes, self.model_sha256,
+                                     self.optimization, lambda level: self._options(ort, level))
+
+        # Hashing and onnxruntime's load release the GIL, parsing the tokenizer does not:
+        # side by side, a cold load takes about the longer of the two (docs/semantic.md).
+        loading = optimized.Background(session)
+        tokenizer = _tokenizer(Tokenizer)
+        self._session, self.origin = loading.result()
+        self._tokenizer = tokenizer
+
+    def _model_bytes(self) -> bytes:
+        """The model file's bytes, the ones hashed (refused if the file changed since)."""
+        data, digest = read_model(self.model_path)
+        if digest != self.model_sha256:
+            raise ModelError(f"{self.model_path} changed while it was loaded: try again")
+        return data
+
+    def _options(self, ort: Any, level: str) -> Any:
         levels = {"all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
                   "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
                   "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
                   "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL}
         options = ort.SessionOptions()
-        options.graph_optimization_level = levels[self.optimization]
+        options.graph_optimization_level = levels[level]
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL

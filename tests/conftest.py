@@ -30,6 +30,17 @@ SAFETY_TIMEOUT = 300.0
 # sets DOC_INDEX_SEMANTIC itself): a model the user fetched into ~/.cache must not make
 # every build of the suite embed, nor change its summaries and answers.
 os.environ["DOC_INDEX_SEMANTIC"] = "off"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _tests_own_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The suite's own user cache folder: loading the model saves its optimized graph in
+    the user cache (``embedding.optimized``), and no test writes the user's."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))
+        yield
+
+
 # Hypothesis fails an example slower than 200 ms by default: a margin that load eats.
 settings.register_profile("no-deadline", deadline=None)
 settings.load_profile("no-deadline")
