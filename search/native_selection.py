@@ -33,12 +33,13 @@ def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS,
 
         cosines = meaning_cosines(cache, query, meaning.model_dir)
     if cosines is None:
-        return pack(cache, query, budget, found, rank_concepts(cache, found, params), params)
+        return pack(cache, query, budget, found, rank_concepts(cache, found, params, query),
+                    params)
     from dataclasses import replace
 
     from ..embedding.fusion import fuse
 
-    lexical = rank_concepts(cache, found, replace(params, floor=0.0))
+    lexical = rank_concepts(cache, found, replace(params, floor=0.0), query)
     table = cache.sections
     fused = fuse(lexical, cosines, table.ids, table.versions)
     ranked = [(f.score, f.id, f.d) for f in fused]

@@ -124,6 +124,16 @@ def test_release_notes_count_half(cache: NativeCache) -> None:
     assert without == scores(cache, query, dataclasses.replace(PARAMS, changelog=1.0))
 
 
+def test_release_notes_count_fully_when_the_question_asks_what_changed(
+        cache: NativeCache) -> None:
+    query = "gizmo widget rendering changed in 2.0"
+    on, without = scores(cache, query), scores(cache, query, off("release_notes"))
+    assert on["changes-fixes"] == without["changes-fixes"]
+    halved = dataclasses.replace(PARAMS, changelog_asked=0.5)
+    assert scores(cache, query, halved)["changes-fixes"] == pytest.approx(
+        without["changes-fixes"] * 0.5)
+
+
 def test_near_empty_headings_count_half(cache: NativeCache) -> None:
     query = "gizmo"
     on, without = scores(cache, query), scores(cache, query, off("near_empty"))
