@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Iterator
 
 import pytest
+from conftest import build, write_tree
 from doc_index.search.ranking import PARAMS, RULE_NAMES, Params, rank
-from doc_index.store.native_cache import NativeCache
+from doc_index.store.native_cache import NativeCache, load_native_cache
 
 DOCS = {
     # identifier parts, alternatives, related words
@@ -54,6 +56,34 @@ DOCS = {
     "copy-a.md": "# Shared note\n\nIdentical note about caching responses.\n",
     "copy-b.md": "# Shared note\n\nIdentical note about caching responses.\n",
 }
+
+
+# Rules that read what a plain folder of Markdown does not have: API reference entries
+# (text from docstrings, ``origins``), deprecated API beside the current way.
+EXTRA = {
+    "mkdocs.yml": "site_name: t\nplugins:\n  - mkdocstrings\n",
+    "pkg/__init__.py": "",
+    "pkg/console.py": (
+        'class Console:\n    """A console that prints spinners, tables and logs."""\n\n'
+        '    def print(self, text):\n        """Print text to the console."""\n\n'
+        '    def log(self, text):\n        """Log text to the console with the time."""\n\n'
+        '    def status(self, message):\n        """Show a spinner on the console."""\n'),
+    "docs/api.md": "# API\n\n::: pkg.console\n",
+    "docs/spinners.md": "# Spinners\n\nA spinner on the console shows that work runs.\n",
+    "docs/abort.md": (
+        "# Aborting\n\n## TokenSource (deprecated)\n\nAbort a transfer with a token "
+        "source.\n\n## AbortSignal\n\nAbort a transfer with a signal.\n"),
+}
+
+
+@pytest.fixture(scope="module")
+def extra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NativeCache]:
+    src = write_tree(tmp_path_factory.mktemp("extra") / "src", EXTRA)
+    root = tmp_path_factory.mktemp("extra-root")
+    build(src, root, full=True)
+    loaded = load_native_cache(root / "local-src")
+    yield loaded
+    loaded.close()
 
 
 def off(*names: str, params: Params = PARAMS) -> Params:
@@ -132,6 +162,16 @@ def test_release_notes_count_fully_when_the_question_asks_what_changed(
     halved = dataclasses.replace(PARAMS, changelog_asked=0.5)
     assert scores(cache, query, halved)["changes-fixes"] == pytest.approx(
         without["changes-fixes"] * 0.5)
+
+
+def test_deprecated_api_counts_half_unless_asked_about(extra: NativeCache) -> None:
+    query = "abort a transfer"
+    on, without = scores(extra, query), scores(extra, query, off("deprecated"))
+    old, new = "abort-tokensource-deprecated", "abort-abortsignal"
+    assert on[old] / on[new] == pytest.approx(without[old] / without[new] * 0.5)
+    assert without == scores(extra, query, dataclasses.replace(PARAMS, deprecated=1.0))
+    asked = "abort a transfer: the deprecated way"
+    assert scores(extra, asked) == scores(extra, asked, off("deprecated"))
 
 
 def test_near_empty_headings_count_half(cache: NativeCache) -> None:

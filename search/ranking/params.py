@@ -23,6 +23,7 @@ class Params:
     page_b: float = 0.75
     changelog: float = 0.5  # prior of release-notes sections
     changelog_asked: float = 1.0  # ... when the query asks what changed
+    deprecated: float = 0.5  # prior of deprecated API, unless the query asks what changed
     empty: float = 0.5  # prior of a heading with (almost) no body
     empty_terms: int = 3  # "almost no body": at most this many body terms beyond the title
     related: float = 0.5  # a related word of a word the cache lacks; 0: off

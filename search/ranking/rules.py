@@ -13,6 +13,7 @@ from __future__ import annotations
 from . import (
     alternatives,
     bm25f,
+    deprecated,
     duplicates,
     floor,
     heading_bonus,
@@ -36,6 +37,7 @@ RANK_RULES: tuple[RankRule, ...] = (
     heading_bonus.RULE,
     page_evidence.RULE,
     release_notes.RULE,
+    deprecated.RULE,
     near_empty.RULE,
     own_text.RULE,
     floor.RULE,
