@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import (
     alternatives,
+    api_siblings,
     bm25f,
     deprecated,
     duplicates,
@@ -43,6 +44,7 @@ RANK_RULES: tuple[RankRule, ...] = (
     floor.RULE,
     score.RULE,
     duplicates.RULE,
+    api_siblings.RULE,
 )
 RULE_NAMES: tuple[str, ...] = (*[r.name for r in FORM_RULES], *[r.name for r in RANK_RULES])
 
