@@ -31,6 +31,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -214,6 +215,10 @@ def mirror_home(mirrors: Path, home: Path) -> dict[str, str]:
     machine would (docs/packages.md); the user's pip and npm configuration is copied."""
     lines = []
     for repo in sorted(mirrors.glob("*/repo")):
+        # A snapshot lacks its largest blobs: a partial fetch (blob:none, what doc-index
+        # asks) must be allowed, or upload-pack stops at the first missing blob.
+        subprocess.run(["git", "-C", str(repo), "config", "uploadpack.allowFilter", "true"],
+                       check=True)
         owner, _, name = repo.parent.name.partition("+")
         lines.append(f'[url "file://{repo}"]')
         for slug in sorted({f"{owner}/{name}", f"{owner}/{name}".lower()}):
@@ -242,14 +247,17 @@ def sync(root: Path, mirrors: Path | None = None) -> None:
 
 
 def embed(root: Path, model_dir: Path | None) -> None:
-    """Vectors for every cache of the root that has none (the build's second step)."""
+    """Vectors for every cache of the root that has none (the build's second step; sync
+    does it too where the semantic extra is installed)."""
     from doc_index.embedding.model import find_model
-    from doc_index.meaning_build import embed_cache
+    from doc_index.store.index_store import IndexStore
 
-    path = find_model(model_dir)
-    for cache_dir in sorted(p for p in root.iterdir() if (p / "manifest.json").exists()):
-        stats = embed_cache(root, cache_dir, path)
-        print(f"{cache_dir.name}: {stats}", flush=True)
+    from doc_index.meaning_build import embed_caches
+
+    keys = sorted(p.name for p in root.iterdir() if (p / "manifest.json").exists())
+    started = time.perf_counter()
+    stats = embed_caches(IndexStore(root), keys, find_model(model_dir))
+    print(stats.text(time.perf_counter() - started), flush=True)
 
 
 def _default_model() -> Path | None:

@@ -744,6 +744,18 @@ def _method(results: dict[str, Any]) -> str:
     ])
 
 
+def _embedding(results: dict[str, Any]) -> str:
+    """Issue 30's speed targets for answers by meaning (``stage_embedding``)."""
+    got = results.get("embedding")
+    if got is None:
+        return "**Answers by meaning, speed**: " + (_not_run(results, "embedding") or "")
+    if "skipped" in got:
+        return f"**Answers by meaning, speed**: skipped ({got['skipped']})."
+    from .meaning_speed import render as render_speed
+
+    return render_speed(got)
+
+
 def render(results: dict[str, Any], images: bool = True) -> str:
     """The whole report; without ``images`` the figure lines are left out (for stdout)."""
     data = results if images else {**results, "plots": {}}
@@ -760,7 +772,7 @@ def render(results: dict[str, Any], images: bool = True) -> str:
         SECTION_TITLES[2], "", _build(data), "",
         SECTION_TITLES[3], "", _resolve(data), "",
         SECTION_TITLES[4], "", _memory(data), "",
-        SECTION_TITLES[5], "", _quality(data), "", _meaning(data), "",
+        SECTION_TITLES[5], "", _quality(data), "", _meaning(data), "", _embedding(data), "",
         SECTION_TITLES[6], "", _tokens(data), "",
         SECTION_TITLES[7], "", _method(data), "",
     ]

@@ -67,7 +67,8 @@ def doc_index(model: Path, *args: str, extra: dict[str, str] | None = None) -> t
 def meaning(summary: str) -> dict[str, Any]:
     """The build summary's ``meaning:`` line, parsed."""
     line = next((x.strip() for x in summary.splitlines() if "meaning:" in x), "")
-    m = re.search(r"([\d,]+) sections \(([\d,]+) reused, ([\d,]+) embedded\), ([\d.]+) s", line)
+    m = re.search(r"([\d,]+) sections?(?: of \d+ caches)? \(([\d,]+) reused, ([\d,]+) "
+                  r"embedded\), ([\d.]+) s", line)
     if not m:
         return {"line": line}
     n = [int(g.replace(",", "")) for g in m.groups()[:3]]

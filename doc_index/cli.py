@@ -1,4 +1,5 @@
-"""``doc-index``: build, sync, list, inspect, resolve, delete, serve, hook, mcp-config, model.
+"""``doc-index``: build, sync, list, inspect, resolve, outline, read, delete, serve, hook,
+mcp-config, model.
 
 A thin layer over the library (``doc_index.library``): it parses the arguments, calls one
 method of ``DocIndex`` or ``Cache`` and renders the typed result (``render``).
@@ -19,6 +20,7 @@ from . import __version__
 from .foundation.errors import EXIT_USAGE
 from .foundation.printable import printable
 from .mcp_config import CLIENTS
+from .search.results import READ_SCOPES
 
 if TYPE_CHECKING:
     from .library import DocIndex
@@ -123,6 +125,11 @@ def _sync_command(command: Command) -> None:
                            "pins any more (never another cache)")
     sync.add_argument("--all-locked", action="store_true",
                       help="every locked package, not only the direct dependencies")
+    sync.add_argument("--trust-project-index", action="store_true",
+                      help="also fetch from the indexes and registries the project names "
+                           "(its lockfiles, requirements, .npmrc, [tool.uv]) where your "
+                           "configuration names others; never sends them your credentials "
+                           "(for a person at the terminal: the git hook never does this)")
 
 
 def _read_commands(command: Command) -> None:
@@ -144,8 +151,49 @@ def _read_commands(command: Command) -> None:
                               "pretty: the same, indented; text: each section under a header "
                               "naming its file, lines and headings, for reading")
     resolve.add_argument("--model", metavar="DIR", help=MODEL_HELP)
+    _navigation_commands(command)
     delete = command("delete", "delete a cache (and nothing that is not one)")
     delete.add_argument("name", help=NAME_HELP)
+
+
+def _navigation_commands(command: Command) -> None:
+    """outline and read: what the MCP tools context_outline and context_read answer."""
+    budget_help = (f"the most tokens the whole answer may take, 0 to 10000000 (default "
+                   f"{DEFAULT_BUDGET})")
+    outline = command("outline", "a cache's files and headings with their section ids and "
+                                 "tokens (as context_outline answers)")
+    outline.add_argument("name", help=NAME_HELP)
+    outline.add_argument("--prefix", default="", help="only the files whose path starts "
+                                                      "with this")
+    outline.add_argument("--depth", type=int, metavar="N",
+                         help="only headings at most N deep (1: each page's title)")
+    outline.add_argument("--cursor", metavar="ID", help="start at this section id (the "
+                                                        "answer's outline.next)")
+    outline.add_argument("--budget", metavar="TOKENS", default=DEFAULT_BUDGET,
+                         help=budget_help)
+    read = command("read", "a section by id, its page or its neighbours (as context_read "
+                           "answers)")
+    read.add_argument("name", help=NAME_HELP)
+    read.add_argument("id", help="the section id (from resolve or outline)")
+    read.add_argument("--scope", choices=READ_SCOPES, default="section",
+                      help="section: it whole (default); page: every section of its file; "
+                           "neighbours: the sections just before and after it")
+    read.add_argument("--line", type=int, metavar="L",
+                      help="start at this line of the file (the answer's read.next_line)")
+    read.add_argument("--budget", metavar="TOKENS", default=DEFAULT_BUDGET, help=budget_help)
+
+
+def _navigate(index: DocIndex, args: argparse.Namespace) -> str:
+    """The stdout text of outline and read: the bytes the MCP tools send."""
+    from .search.budget import parse_budget
+    from .search.navigation import outline_text, reading_text
+
+    cache = index.cache(args.name)
+    budget = parse_budget(args.budget)
+    if args.command == "outline":
+        return outline_text(cache.outline(args.prefix, budget, depth=args.depth,
+                                          cursor=args.cursor))
+    return reading_text(cache.read(args.id, args.scope, budget, line=args.line))
 
 
 def _hook_command(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -219,9 +267,12 @@ def main(argv: list[str] | None = None) -> int:
     for earlier in ("root_middle", "root_before"):  # the last --root given wins
         if args.root is None:
             args.root = getattr(args, earlier, None)
-    if argv is None and args.command == "resolve":
-        # The query is UTF-8 whatever the locale decoded argv with (as in ``context``).
-        args.query = os.fsencode(args.query).decode("utf-8", "surrogateescape")
+    if argv is None and args.command in ("resolve", "read", "outline"):
+        # Texts are UTF-8 whatever the locale decoded argv with (as in ``context``).
+        for field in ("query", "id", "prefix", "cursor"):
+            if isinstance(getattr(args, field, None), str):
+                setattr(args, field, os.fsencode(getattr(args, field)).decode(
+                    "utf-8", "surrogateescape"))
     try:
         return _run(args)
     except (Exception, KeyboardInterrupt) as exc:  # the last line of defence: a fact
@@ -251,7 +302,8 @@ def _run(args: argparse.Namespace) -> int:
         from .sync_command import run_sync
 
         return run_sync(index, args.project, dry_run=args.dry_run, prune=args.prune,
-                        all_locked=args.all_locked)
+                        all_locked=args.all_locked,
+                        trust_project_index=args.trust_project_index)
     if command == "serve":
         return index.serve(tool_names=args.tool_names)
     if command == "hook":
@@ -261,9 +313,16 @@ def _run(args: argparse.Namespace) -> int:
         print(f"deleted: {printable(args.name)}", file=sys.stderr)
         return 0
     if command == "mcp-config":
-        out = index.mcp_config(args.client)
+        meaning = index.meaning_status(verify=True)
+        out = index.mcp_config(args.client, meaning)
+        by = ("meaning, with this model (--model in its args)" if meaning.on
+              else "words only")
+        print(printable(f"{meaning.line()}: the server this block starts answers by {by}"),
+              file=sys.stderr)
     elif command == "resolve":
         out = _resolve(index, args)
+    elif command in ("outline", "read"):
+        out = _navigate(index, args)
     else:
         out = _list_or_inspect(index, args)
     sys.stdout.buffer.write(out.encode("utf-8"))
@@ -320,9 +379,14 @@ def _list_or_inspect(index: DocIndex, args: argparse.Namespace) -> str:
 
     if args.command == "list":
         caches = [cache.info() for cache in index.caches()]
-        return listing.list_json(caches) if args.json else listing.list_text(caches, index.root)
-    details = index.cache(args.name).info()
-    return listing.details_json(details) if args.json else listing.details_text(details)
+        if args.json:
+            return listing.list_json(caches)
+        return listing.list_text(caches, index.root, meaning=index.meaning_status())
+    cache = index.cache(args.name)
+    details = cache.info()
+    if args.json:
+        return listing.details_json(details)
+    return listing.details_text(details, meaning=cache.meaning_status())
 
 
 def _resolve(index: DocIndex, args: argparse.Namespace) -> str:
@@ -331,6 +395,8 @@ def _resolve(index: DocIndex, args: argparse.Namespace) -> str:
 
     cache = index.cache(args.name)
     answer = cache.resolve(args.query, parse_budget(args.budget))
+    if sys.stderr.isatty():  # a person: whether this answer used meaning, or why not
+        print(printable(cache.meaning_status(answer).line()), file=sys.stderr)
     selection = answer.selection
     if not answer.documents and selection["documents_excluded_by_budget"]:
         # stdout stays the spec's answer; a person is told why it is empty

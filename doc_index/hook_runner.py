@@ -171,6 +171,7 @@ def _sync_if_changed(checkout: Checkout, root: Path, hook: str) -> tuple[int, Ex
         print(f"[{_stamp()}] {hook}: lockfiles changed: doc-index "
               f"{printable(shlex.join(['sync', str(checkout.top), '--root', str(root)]))}",
               flush=True)
+        # (never ``trust_project_index``: a pull never chooses where packages come from)
         report = DocIndex(root).sync(checkout.top)
     except Exception as exc:  # the log says what happened; the hook never fails git
         print(f"error: {describe(exc)}", flush=True)
@@ -181,7 +182,7 @@ def _sync_if_changed(checkout: Checkout, root: Path, hook: str) -> tuple[int, Ex
         first = report.failures[0]
         return first.exit_code or 1, SyncFailed(
             f"dependency sync: {len(report.failures)} of {len(report.items)} packages "
-            f"failed, first {first.spec}: {first.message}")
+            f"not synced, first {first.spec}: {first.outcome}: {first.message}")
     write_fingerprint(checkout.git_dir, fingerprint)
     return 0, None
 

@@ -18,17 +18,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from .meaning_status import MeaningStatus
     from .search.cache_details import CacheDetails
-    from .search.results import Answer
+    from .search.results import Answer, Outline, Reading
     from .search.warm_caches import WarmCaches
     from .store.index_store import BuildReport, Progress
     from .store.sources.package_sync import SyncProgress, SyncReport
     from .store.v0_build import BuiltCache
 
 DEFAULT_BUDGET = 2000
+_T = TypeVar("_T")
 
 
 class DocIndex:
@@ -98,7 +100,9 @@ class DocIndex:
 
     def sync(self, project: str | os.PathLike[str] = ".", *, dry_run: bool = False,
              prune: bool = False, all_locked: bool = False,
-             progress: SyncProgress | None = None) -> SyncReport:
+             progress: SyncProgress | None = None,
+             embed_progress: Progress | None = None,
+             trust_project_index: bool = False) -> SyncReport:
         """One cache per dependency ``project`` pins (its lockfiles: uv.lock, poetry.lock,
         requirements*.txt, package-lock.json, ... docs/packages.md), named
         ``NAME@VERSION``: a pin already cached is kept (no network), another is built
@@ -107,12 +111,38 @@ class DocIndex:
         sync made for this project that no project synced into this root pins any more
         (nothing else); ``dry_run``: the plan only. A failing package is in the report
         (``SyncReport.failures``) and does not stop the others; ``progress(done, total,
-        cache)`` is called between steps."""
+        cache)`` is called between steps. Packages come from the user's own installer
+        configuration only: a pin whose project names another index is refused, unless
+        ``trust_project_index`` (a person's choice at the terminal; the hooks never pass
+        it), and even then no user credential goes to a host the user did not configure
+        (docs/security.md).
+
+        Then, with the semantic extra and a model (as ``build``), once every cache is
+        committed (they answer lexically at once), the sections of the caches the project
+        pins that have no current vectors are embedded, the model loaded once for all
+        (``embed_progress(done, total)``); ``report.meaning`` says what was done or why
+        not."""
+        from .meaning_build import embed_after_sync, model_for_build
         from .store.index_store import IndexStore
         from .store.sources.package_sync import run_sync
 
-        return run_sync(IndexStore(self.root), Path(project), dry_run=dry_run, prune=prune,
-                        all_locked=all_locked, progress=progress)
+        model = model_for_build(self.model)
+        store = IndexStore(self.root)
+        report = run_sync(store, Path(project), dry_run=dry_run, prune=prune,
+                          all_locked=all_locked, progress=progress,
+                          trust_project_index=trust_project_index)
+        if dry_run:
+            return report
+        return embed_after_sync(store, report, model, embed_progress)
+
+    def meaning_status(self, *, verify: bool = False) -> MeaningStatus:
+        """Whether this installation answers by meaning (the ``DOC_INDEX_SEMANTIC``
+        switch, the semantic extra, a model file found from ``model``), and why not: the
+        line every door prints (``MeaningStatus.line``). ``verify``: the model file is
+        read and checked against the pinned sha256s too (about 23 MB)."""
+        from .meaning_status import meaning_status
+
+        return meaning_status(self.model, verify=verify)
 
     def caches(self) -> list[Cache]:
         """The caches under the root (``context.list_caches``: every directory but the
@@ -181,12 +211,16 @@ class DocIndex:
         target = Path(folder) if folder is not None else user_model_dir()
         return fetch.fetch(target, url or fetch.URL, progress=progress)
 
-    def mcp_config(self, client: str) -> str:
+    def mcp_config(self, client: str, meaning: MeaningStatus | None = None) -> str:
         """The MCP configuration block of this installation for ``client`` (one of
-        ``mcp_config.CLIENTS``), serving this root."""
+        ``mcp_config.CLIENTS``), serving this root; when answers use meaning here
+        (``meaning``, else ``meaning_status(verify=True)``), the server it starts is given
+        the model's folder (``--model``), so it answers by meaning too."""
         from .mcp_config import config_text
 
-        return config_text(client, self.root)
+        if meaning is None:
+            meaning = self.meaning_status(verify=True)
+        return config_text(client, self.root, meaning.model_dir if meaning.on else None)
 
 
 class Cache:
@@ -238,6 +272,61 @@ class Cache:
 
             raise missing_cache(self.index.root, self.name, exc) from None
 
+    def outline(self, prefix: str = "", budget: int = DEFAULT_BUDGET, *,
+                depth: int | None = None, cursor: str | None = None) -> Outline:
+        """Its files (those whose path starts with ``prefix``) and their headings, at most
+        ``depth`` deep, from section ``cursor`` on, within ``budget`` tokens: each
+        section's id, heading, depth and tokens; ``outline.next`` is the cursor for the
+        rest (``search.navigation``). BudgetError, QueryError (an argument, a cursor no
+        section of the outline has), CacheMissing, CacheInvalid, IoError."""
+        from .search import navigation
+
+        return self._named(lambda: navigation.outline(
+            self.path, prefix, budget, depth=depth, cursor=cursor, warm=self.warm))
+
+    def read(self, section_id: str, scope: str = "section", budget: int = DEFAULT_BUDGET,
+             *, line: int | None = None) -> Reading:
+        """Section ``section_id`` whole (``scope`` ``section``), every section of its file
+        (``page``) or the sections beside it (``neighbours``), from file line ``line`` on,
+        within ``budget`` tokens, each with the provenance ``resolve`` gives; a section
+        that does not fit is cut to its first lines that do, and ``read.next_line`` is
+        where to go on (``search.navigation``). Errors as :meth:`outline`."""
+        from .search import navigation
+
+        return self._named(lambda: navigation.read(
+            self.path, section_id, scope, budget, line=line, warm=self.warm))
+
+    def _named(self, call: Callable[[], _T]) -> _T:
+        """``call()``; a cache under a root that is missing is named, with the closest
+        names (as :meth:`resolve` does)."""
+        from .foundation.errors import CacheMissing, spec_message
+
+        try:
+            return call()
+        except CacheMissing as exc:
+            if self.index is None or exc.message != spec_message(exc.code):
+                raise
+            from .missing_cache import missing_cache
+
+            raise missing_cache(self.index.root, self.name, exc) from None
+    def meaning_status(self, answer: Answer | None = None) -> MeaningStatus:
+        """Whether answers from this cache use meaning, and why not (its ``vectors.bin``
+        under the installation's status, ``DocIndex.meaning_status``); with ``answer``
+        (one of its answers), what that answer did."""
+        from .meaning_status import cache_meaning, meaning_status
+
+        if answer is not None and answer.meaning is None:  # a Context Engine v0 cache
+            return cache_meaning(self.path, meaning_status(self.model), native=False)
+        status = meaning_status(self.model, verify=True)
+        found = cache_meaning(self.path, status, native=_native(self.path))
+        if answer is None or not found.on:
+            return found
+        from .search.meaning import USED
+
+        if answer.meaning == USED:
+            return found
+        return found._replace(on=False, reason=f"not used by this answer ({answer.meaning})")
+
     def info(self) -> CacheDetails:
         """Its format, validity, source, commit, sections, tokens, sizes and build time
         (``context.inspect_cache``'s fields among them). A cache under a root is described
@@ -268,6 +357,17 @@ class Cache:
             from .missing_cache import missing_cache
 
             raise missing_cache(root, self.name, CacheMissing(detail="deleted meanwhile"))
+
+
+def _native(path: Path) -> bool:
+    """The manifest at ``path`` is not a Context Engine v0 one: the store's starts with
+    its ``index_version`` among the first fields, a v0 one has a ``build_config``."""
+    try:
+        with open(path / "manifest.json", "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return True
+    return b'"index_version":' in head[:256] or b'"build_config"' not in head
 
 
 def build_v0(sources: str | os.PathLike[str], cache: str | os.PathLike[str], *,

@@ -32,8 +32,11 @@ CLIENTS = tuple(_CLIENTS)
 SERVER_NAME = "doc-index"
 
 
-def server_command(root: Path, *, underscore: bool) -> tuple[str, list[str]]:
-    """The absolute command and its arguments that start ``doc-index serve`` on ``root``."""
+def server_command(root: Path, *, underscore: bool,
+                   model_dir: Path | None = None) -> tuple[str, list[str]]:
+    """The absolute command and its arguments that start ``doc-index serve`` on ``root``
+    (with ``--model model_dir``: the server answers by meaning with the model this
+    installation found, whatever the client's environment and user cache)."""
     script = Path(sys.executable).parent / ("doc-index.exe" if os.name == "nt" else "doc-index")
     if script.is_file() and os.access(script, os.X_OK):
         command, args = os.path.abspath(script), []
@@ -42,6 +45,8 @@ def server_command(root: Path, *, underscore: bool) -> tuple[str, list[str]]:
     args += ["serve", "--root", os.path.abspath(root)]
     if underscore:
         args += ["--tool-names", "underscore"]
+    if model_dir is not None:
+        args += ["--model", os.path.abspath(model_dir)]
     for text in (command, *args):
         try:
             text.encode("utf-8")
@@ -51,14 +56,15 @@ def server_command(root: Path, *, underscore: bool) -> tuple[str, list[str]]:
     return command, args
 
 
-def config_text(client: str, root: Path) -> str:
-    """The configuration block for ``client`` (one of CLIENTS), ending with a newline."""
+def config_text(client: str, root: Path, model_dir: Path | None = None) -> str:
+    """The configuration block for ``client`` (one of CLIENTS), ending with a newline;
+    ``model_dir``: the embedding model's folder the server is started with."""
     import json
 
     if client not in _CLIENTS:
         raise UsageError(f"unknown client {client!r}; one of: {', '.join(CLIENTS)}")
     shape = _CLIENTS[client]
-    command, args = server_command(root, underscore=True)
+    command, args = server_command(root, underscore=True, model_dir=model_dir)
     if shape == "toml":
         return (f"[mcp_servers.{SERVER_NAME}]\ncommand = {_toml_string(command)}\n"
                 f"args = [{', '.join(map(_toml_string, args))}]\n")

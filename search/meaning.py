@@ -71,23 +71,40 @@ def embedder(model_dir: Path | None) -> Any | None:
     return found or None
 
 
+# Whether an answer used meaning (``Answer.meaning``), and if not, which piece was missing:
+USED = "used"
+TURNED_OFF = "turned off"  # DOC_INDEX_SEMANTIC=off
+NO_VECTORS = "no vectors"  # the cache holds no vectors.bin
+NO_MODEL = "no model"  # no extra, no model file found, or a file that is not a known export
+UNUSABLE = "unusable vectors"  # an earlier build's, another model's, or damaged
+
+
 def cosines(cache: NativeCache, query: str, model_dir: Path | None = None) -> Any | None:
     """The cosine of ``query`` with every section of ``cache`` (float64, section order),
     or None: the cache is answered lexically (see the module docstring)."""
-    if not enabled() or not has_sidecar(cache):
-        return None
+    return similarity(cache, query, model_dir)[0]
+
+
+def similarity(cache: NativeCache, query: str,
+               model_dir: Path | None = None) -> tuple[Any | None, str]:
+    """:func:`cosines`, and whether meaning was used (``USED``) or which piece was missing
+    (``TURNED_OFF``, ``NO_VECTORS``, ``NO_MODEL``, ``UNUSABLE``), checked in that order."""
+    if not enabled():
+        return None, TURNED_OFF
+    if not has_sidecar(cache):
+        return None, NO_VECTORS
     model = embedder(model_dir)
     if model is None:
-        return None
+        return None, NO_MODEL
     table = rows(cache, model.model_sha256)
     if table is None:
-        return None
+        return None, UNUSABLE
     from ..embedding import codes
     from ..embedding.model import QUERY_PIECES
 
     with _lock:  # one tokenizer and session per model: queries embedded one at a time
         vector = model.embed([query], max_pieces=QUERY_PIECES)
-    return codes.similarities(table[0], table[1], codes.quantize(vector)[0])
+    return codes.similarities(table[0], table[1], codes.quantize(vector)[0]), USED
 
 
 def rows(cache: NativeCache, model_sha256: str) -> tuple[Any, Any] | None:

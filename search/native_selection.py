@@ -29,9 +29,11 @@ def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS,
     found = query_concepts(query, cache, params)
     cosines = None
     if meaning is not None:
-        from .meaning import cosines as meaning_cosines
+        from .meaning import similarity
 
-        cosines = meaning_cosines(cache, query, meaning.model_dir)
+        cosines, used = similarity(cache, query, meaning.model_dir)
+        if meaning.outcome is not None:
+            meaning.outcome.append(used)
     if cosines is None:
         return pack(cache, query, budget, found, rank_concepts(cache, found, params, query),
                     params)

@@ -83,7 +83,7 @@ from ..foundation.strict_json import dumps
 from ..indexer.analysis import WORD, term_counts
 from ..indexer.tokens import _SCALE, _W, _features, estimate_tokens
 from ..store.native_cache import NativeCache
-from .provenance import Lines, heading_path, line_count, section_origins, split_lines
+from .provenance import Lines, heading_path, section_source, split_lines
 from .query_limits import why_terms
 
 _META_MEMO = "packing-least-metadata"
@@ -266,11 +266,7 @@ class Packer:
             return
         text, path = read or (self.cache.section_text(d), heading_path(self.cache, d))
         first = self.lines.first_line(d)
-        source = {"file": table.files[d], "title": path[-1], "path": path,
-                  "lines": [first, first + line_count(text) - 1]}
-        origins = section_origins(self.cache, d)
-        if origins is not None:
-            source["origins"] = origins
+        source = section_source(self.cache, d, path, first, text)
         shown, matches = self.whole_why(d)
         doc = _document(section_id, table.versions[d], text, score, tokens, shown, matches,
                         self.cache.index.words[d], source, self.similarity.get(d))

@@ -100,6 +100,18 @@ class Lines:
         return line
 
 
+def section_source(cache: NativeCache, d: int, path: list[str], first: int,
+                   text: str) -> dict[str, object]:
+    """The ``source`` object of section ``d`` whole (``excerpt`` is added by whoever cuts
+    it): its file, heading, heading ``path``, lines from ``first`` and its origins."""
+    source: dict[str, object] = {"file": cache.sections.files[d], "title": path[-1],
+                                 "path": path, "lines": [first, first + line_count(text) - 1]}
+    origins = section_origins(cache, d)
+    if origins is not None:
+        source["origins"] = origins
+    return source
+
+
 MAX_ORIGINS = 16
 
 

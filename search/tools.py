@@ -100,12 +100,45 @@ def answer(
         from ..search.native_selection import select
 
         try:
-            return Answer(**select(cache, query, checked, meaning=meaning))
+            if meaning is None:
+                return Answer(**select(cache, query, checked))
+            outcome: list[str] = []
+            result = select(cache, query, checked, meaning=meaning._replace(outcome=outcome))
+            return Answer(**result, meaning=outcome[0] if outcome else None)
         except CacheReplaced:
             if warm is not None:
                 warm.discard(cache_dir, _WARM_KIND)
         finally:
             if warm is None:
+                cache.close()
+    raise IoError(detail="the cache kept being replaced while it was read")
+
+
+spec_errors = _spec_errors  # for the other tools over a cache path (search.navigation)
+
+
+def with_loaded(cache_dir: Path, use: Callable[[Any], _R],
+                warm: WarmCaches | None = None) -> _R:
+    """``use(cache)`` on the cache loaded from ``cache_dir`` (a :class:`V0Cache` or a
+    ``NativeCache``, warm in ``warm`` as ``answer`` keeps it), loaded again when a rebuild
+    swaps the generation meanwhile: ``use`` sees one generation, never a mix."""
+    _require_directory(cache_dir)
+    for _ in range(_NATIVE_ATTEMPTS):
+        try:
+            cache = (
+                load_for_resolve(cache_dir)
+                if warm is None
+                else warm.get(cache_dir, _WARM_KIND, load_for_resolve, size=memory_bytes)
+            )
+        except CacheReplaced:
+            continue
+        try:
+            return use(cache)
+        except CacheReplaced:
+            if warm is not None:
+                warm.discard(cache_dir, _WARM_KIND)
+        finally:
+            if warm is None and not isinstance(cache, V0Cache):
                 cache.close()
     raise IoError(detail="the cache kept being replaced while it was read")
 

@@ -1,8 +1,11 @@
-"""``context``: the reference CLI of the three tools, plus ``build`` of v0 caches.
+"""``context``: the reference CLI of the MCP tools, plus ``build`` of v0 caches.
 
     context resolve --cache PATH --query Q --budget N [--format json|pretty]
     context inspect --cache PATH
     context list-caches --root DIR
+    context outline --cache PATH [--prefix P] [--depth N] [--cursor ID] [--budget N]
+    context read --cache PATH --id ID [--scope section|page|neighbours] [--line L]
+                 [--budget N]
     context build --sources DIR --cache DIR [--force]
 
 ``--force`` replaces an existing Context Engine cache only; any other existing path
@@ -11,7 +14,8 @@ and one ``error:`` line naming it, and left as it was.
 
 Success: the tool's bytes on stdout, exit 0; stdout and ``--query`` are UTF-8 whatever
 the locale. Failure: one stderr line ``error: <message>``, nothing on stdout, the exit
-code of ``errors.py`` (usage errors 1). Never a traceback.
+code of ``errors.py`` (usage errors 1); the message is the one the MCP tool gives (the
+spec's canonical text for the three v0 tools). Never a traceback.
 """
 
 from __future__ import annotations
@@ -29,13 +33,16 @@ from ..foundation.errors import (
     EXIT_OK,
     EXIT_USAGE,
     CacheMissing,
+    ContextError,
     UsageError,
     as_context_error,
     spec_message,
 )
+from ..foundation.printable import printable
 from ..library import build_v0
 from ..search.budget import parse_budget
-from . import spec_tools
+from ..search.results import READ_SCOPES
+from . import navigation_tools, spec_tools
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,8 +66,16 @@ def _existing(text: str) -> Path:
 
 def _resolve(args: argparse.Namespace) -> str:
     budget = parse_budget(args.budget)
-    return spec_tools.resolve(_existing(args.cache), args.query, budget,
-                              args.format == "pretty")
+    if not sys.stderr.isatty():  # (the reference's stderr: nothing on success)
+        return spec_tools.resolve(_existing(args.cache), args.query, budget,
+                                  args.format == "pretty")
+    from ..library import Cache
+    from ..render.spec_json import answer_text
+
+    cache = Cache(_existing(args.cache))
+    answer = cache.resolve(args.query, budget)
+    _stderr(printable(cache.meaning_status(answer).line()))  # a person: meaning or why not
+    return answer_text(answer, args.format == "pretty")
 
 
 def _inspect(args: argparse.Namespace) -> str:
@@ -69,6 +84,17 @@ def _inspect(args: argparse.Namespace) -> str:
 
 def _list_caches(args: argparse.Namespace) -> str:
     return spec_tools.list_caches(_existing(args.root))
+
+
+def _outline(args: argparse.Namespace) -> str:
+    return navigation_tools.outline_text(_existing(args.cache), args.prefix,
+                                         parse_budget(args.budget), depth=args.depth,
+                                         cursor=args.cursor)
+
+
+def _read(args: argparse.Namespace) -> str:
+    return navigation_tools.read_text(_existing(args.cache), args.id, args.scope,
+                                      parse_budget(args.budget), line=args.line)
 
 
 def _build(args: argparse.Namespace) -> str:
@@ -104,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     list_caches = command("list-caches", "List the cache directories under a root", _list_caches)
     list_caches.add_argument("--root", required=True, metavar="DIR")
 
+    _navigation_commands(command)
+
     build = command(
         "build", "Build a Context Engine v0 cache from a directory of .md files", _build
     )
@@ -111,6 +139,24 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--cache", required=True, metavar="DIR")
     build.add_argument("--force", action="store_true", help="replace an existing cache")
     return parser
+
+
+def _navigation_commands(
+    command: Callable[[str, str, Callable[[argparse.Namespace], str]], argparse.ArgumentParser]
+) -> None:
+    outline = command("outline", "A cache's files and headings with section ids and tokens "
+                                 "(context_outline)", _outline)
+    outline.add_argument("--cache", required=True, metavar="PATH")
+    outline.add_argument("--prefix", default="", metavar="P")
+    outline.add_argument("--depth", type=int, metavar="N")
+    outline.add_argument("--cursor", metavar="ID")
+    outline.add_argument("--budget", default=str(navigation_tools.DEFAULT_BUDGET), metavar="N")
+    read = command("read", "A section by id, its page or its neighbours (context_read)", _read)
+    read.add_argument("--cache", required=True, metavar="PATH")
+    read.add_argument("--id", required=True, metavar="ID")
+    read.add_argument("--scope", choices=READ_SCOPES, default="section")
+    read.add_argument("--line", type=int, metavar="L")
+    read.add_argument("--budget", default=str(navigation_tools.DEFAULT_BUDGET), metavar="N")
 
 
 def run() -> NoReturn:
@@ -129,8 +175,10 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    if argv is None and args.command == "resolve":
-        args.query = _utf8_argument(args.query)
+    if argv is None:
+        for field in ("query", "id", "prefix", "cursor"):
+            if isinstance(getattr(args, field, None), str):
+                setattr(args, field, _utf8_argument(getattr(args, field)))
     try:
         data = args.run(args).encode("utf-8")
     except KeyboardInterrupt:
@@ -140,11 +188,20 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except Exception as exc:  # never a path or a traceback
         error = as_context_error(exc)
-        # The three tools say their code's canonical text only; ``build`` (no spec tool)
-        # may say more (NotACache names the path it leaves alone).
-        _stderr(f"error: {error.message if args.run is _build else spec_message(error.code)}")
+        _stderr(f"error: {_message(args, error)}")
         return error.exit_code
     return _write(data)
+
+
+def _message(args: argparse.Namespace, error: ContextError) -> str:
+    """The three tools say their code's canonical text only, the navigation tools what
+    their MCP error says; ``build`` (no spec tool) may say more (NotACache names the path
+    it leaves alone)."""
+    if args.run is _build:
+        return error.message
+    if args.run in (_outline, _read):
+        return navigation_tools.error_message(error)
+    return spec_message(error.code)
 
 
 def _write(data: bytes) -> int:

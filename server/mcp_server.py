@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from doc_index import __version__
 
 from ..foundation.errors import EXIT_INTERRUPTED, spec_json
+from ..meaning_status import MeaningStatus, meaning_status
 from ..search.cache_catalog import RESOURCE_URI
 from ..search.warm_caches import WarmCaches, memory_budget
 from .mcp_tools import (
@@ -43,29 +44,42 @@ from .mcp_tools import (
     tool_definitions,
     tool_result,
 )
+from .navigation_tools import OUTLINE, READ
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
+
+    from ..meaning_status import MeaningStatus
 
 logger = logging.getLogger("doc_index.server.mcp")
 
 SERVER_NAME = "doc-index"
 
 
-def instructions(style: str, root: Path | None = None) -> str:
-    """What the server tells the agent at the start: how to use the tools, where each
-    cache's source and version are (the ``doc-index://caches`` resource), and, when the
-    root holds caches of published packages, those at start (``MAX_LISTED``)."""
+def instructions(style: str, root: Path | None = None,
+                 meaning: MeaningStatus | None = None) -> str:
+    """What the server tells the agent at the start, true of this server: what a cache is
+    and how caches are named, where the names and what each holds are (``list_caches``,
+    the ``doc-index://caches`` resource), ``resolve`` first and then reading what it
+    points to, the budget to start with, whether answers use meaning (``meaning``: None
+    when not known) and, when the root holds caches of published packages, those at
+    start (``MAX_LISTED``)."""
     list_caches = published_name(LIST_CACHES, style)
     resolve = published_name(RESOLVE, style)
     text = (
-        f"Read-only documentation caches, one per project, split into sections. Call "
-        f"{list_caches} for the cache names, then {resolve} with a cache name, a question in "
-        f"the words the docs likely use and a token budget (2000 to start) to get the "
-        f"sections that answer it. The resource {RESOURCE_URI} says what each cache holds: "
-        f"its source (a folder, a git repository, or a package at a pinned version), ref, "
-        f"commit, and the projects that pin it."
+        f"Read-only documentation caches, each one project's docs split into sections. "
+        f"Cache names are exact: `owner-name` (a repository: `pallets-flask`), "
+        f"`NAME@VERSION` (a package: `flask@3.1.0`), `local-...` (a folder); {list_caches} "
+        f"lists them and the resource {RESOURCE_URI} tells each one's source, version and "
+        f"pinning projects: look there when a name is refused. Start with {resolve} "
+        f"(budget 2000; 8000 for broad questions), then read what it points to with {READ} "
+        f"(a section whole, its page or its neighbours); {OUTLINE} lists a cache's "
+        f"headings and ids."
     )
+    if meaning is not None:
+        text += (" Answers match the question's meaning as well as its words in caches that "
+                 "hold vectors." if meaning.on else
+                 f" Answers match words, not meaning ({meaning.line()}).")
     packages = _package_lines(root) if root is not None else []
     if packages:
         text += (" Dependency docs at pinned versions (cache: package version, projects "
@@ -100,16 +114,41 @@ def _package_lines(root: Path) -> list[str]:
     return lines
 
 
-def build_server(calls: ToolCalls, style: str) -> Server[Any]:
-    """The SDK server with the three tools and the catalog resource; tool code runs one
-    call at a time off the loop."""
+def build_server(calls: ToolCalls, style: str,
+                 meaning: MeaningStatus | None = None) -> Server[Any]:
+    """The SDK server: the tools, the catalog resource, the resource templates and their
+    completions, and an empty prompt list (so that every list method a client calls is
+    answered); tool code runs one call at a time off the loop."""
     import anyio
-    import mcp_types as types
     from mcp.server.lowlevel import Server
-    from mcp.shared.exceptions import MCPError
 
     limiter = anyio.CapacityLimiter(1)
-    tools = tool_definitions(style)
+    handlers = {**_tool_handlers(calls, style, meaning, limiter),
+                **_resource_handlers(calls, limiter)}
+
+    async def list_prompts(ctx: Any, params: Any) -> dict[str, Any]:
+        return {"prompts": []}
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=instructions(style, calls.root, meaning),
+        # The SDK takes a handler's result as a plain dict too and validates it into its model.
+        on_list_prompts=list_prompts,  # type: ignore[arg-type]
+        **handlers,
+    )
+    server.middleware.clear()  # the OpenTelemetry middleware: no tracing from a read-only tool
+    return server
+
+
+def _tool_handlers(calls: ToolCalls, style: str, meaning: MeaningStatus | None,
+                   limiter: Any) -> dict[str, Any]:
+    """tools/list and tools/call."""
+    import anyio
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
+    tools = tool_definitions(style, meaning is not None and meaning.on)
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
         return {"tools": tools}
@@ -126,33 +165,49 @@ def build_server(calls: ToolCalls, style: str) -> Server[Any]:
             reply = ToolReply(spec_json("internal_error"), is_error=True)
         return tool_result(reply)
 
-    async def list_resources(ctx: Any,
-                             params: types.PaginatedRequestParams | None) -> dict[str, Any]:
-        return {"resources": [{
-            "uri": RESOURCE_URI, "name": "caches", "mimeType": "application/json",
-            "description": "Every cache under the root: its source (folder, git repository, "
-                           "or package and version), ref, commit, and the projects that "
-                           "pin it."}]}
+    return {"on_list_tools": list_tools, "on_call_tool": call_tool}
+
+
+def _resource_handlers(calls: ToolCalls, limiter: Any) -> dict[str, Any]:
+    """resources/list, resources/templates/list, resources/read and completion/complete
+    (``mcp_resources``)."""
+    import anyio
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
+    from . import mcp_resources
+
+    async def list_resources(ctx: Any, params: Any) -> dict[str, Any]:
+        return {"resources": mcp_resources.RESOURCES}
+
+    async def list_templates(ctx: Any, params: Any) -> dict[str, Any]:
+        return {"resourceTemplates": mcp_resources.TEMPLATES}
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> dict[str, Any]:
-        if str(params.uri) != RESOURCE_URI:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource: {params.uri}")
-        text = await anyio.to_thread.run_sync(catalog_text, calls.root, limiter=limiter)
-        return {"contents": [{"uri": RESOURCE_URI, "mimeType": "application/json",
-                              "text": text}]}
+        uri = str(params.uri)
+        if uri == RESOURCE_URI:
+            text = await anyio.to_thread.run_sync(catalog_text, calls.root, limiter=limiter)
+        else:
+            try:
+                text = await anyio.to_thread.run_sync(mcp_resources.read_template, calls, uri,
+                                                      limiter=limiter)
+            except mcp_resources.ResourceProblem as exc:
+                raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        return {"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}
 
-    server: Server[Any] = Server(
-        SERVER_NAME,
-        version=__version__,
-        instructions=instructions(style, calls.root),
-        # The SDK takes a handler's result as a plain dict too and validates it into its model.
-        on_list_tools=list_tools,  # type: ignore[arg-type]
-        on_call_tool=call_tool,  # type: ignore[arg-type]
-        on_list_resources=list_resources,  # type: ignore[arg-type]
-        on_read_resource=read_resource,  # type: ignore[arg-type]
-    )
-    server.middleware.clear()  # the OpenTelemetry middleware: no tracing from a read-only tool
-    return server
+    async def complete(ctx: Any, params: types.CompleteRequestParams) -> dict[str, Any]:
+        ref = params.ref
+        if not isinstance(ref, types.ResourceTemplateReference):
+            return {"completion": {"values": [], "total": 0, "hasMore": False}}
+        chosen = params.context.arguments if params.context is not None else None
+        values, total = await anyio.to_thread.run_sync(
+            mcp_resources.complete, calls, ref.uri, params.argument.name,
+            params.argument.value, chosen, limiter=limiter)
+        return {"completion": {"values": values, "total": total,
+                               "hasMore": total > len(values)}}
+
+    return {"on_list_resources": list_resources, "on_list_resource_templates": list_templates,
+            "on_read_resource": read_resource, "on_completion": complete}
 
 
 def catalog_text(root: Path) -> str:
@@ -179,18 +234,36 @@ def run(root: Path, tool_names: str = "dotted", model: Path | None = None) -> in
     warm = WarmCaches(max_bytes=memory_budget(os.environ))  # a bad value: error before serving
     sys.dont_write_bytecode = True  # before the SDK's import: no .pyc written beside it
     _configure_logging()
-    calls = ToolCalls(Path(root), warm=warm, model=model)
+    calls = ToolCalls(Path(root), warm=warm, model=model, style=tool_names)
     if not calls.root.is_dir():
         logger.warning("cache root %s is not a directory (yet)", calls.root)
+    meaning = meaning_status(model)
+    print(f"doc-index serve: {serve_line(meaning, calls.root)}", file=sys.stderr, flush=True)
     try:
         import anyio
 
         from .mcp_transport import serve_stdio
 
-        anyio.run(serve_stdio, build_server(calls, tool_names))
+        anyio.run(serve_stdio, build_server(calls, tool_names, meaning))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     return 0
+
+
+def serve_line(meaning: MeaningStatus, root: Path) -> str:
+    """The line ``serve`` starts with: whether answers use meaning, and in how many of
+    the root's caches (those holding ``vectors.bin``), or why not."""
+    if not meaning.on:
+        return meaning.line()
+    try:
+        with os.scandir(root) as entries:
+            caches = [e.path for e in entries if e.is_dir(follow_symlinks=False)
+                      and not e.name.startswith(".")]
+    except OSError:
+        caches = []
+    held = sum(1 for c in caches if os.path.isfile(os.path.join(c, "vectors.bin")))
+    return (f"meaning: on ({meaning.reason}; {held} of {len(caches)} caches hold vectors, "
+            "the others answer by words until built again)")
 
 
 def _configure_logging() -> None:

@@ -8,7 +8,9 @@
   wrong; an optional bearer token it insists on.
 - a stalled path: the server holds the request until the test ends (``release``).
 
-Both record every request (path and headers) so tests can say what was sent where.
+All record every request (method, path and headers) so tests can say what was sent where;
+``Recorder`` answers nothing (404 to every request) and only records: a host no request
+may reach. ``carrying(servers, secret)`` lists the requests a secret went out in.
 Archive builders: ``tar_archive`` (any member kind, hostile names allowed), ``sdist``,
 ``npm_tarball``, ``zip_archive``, ``gzip_bomb`` (built streaming, never whole in memory).
 """
@@ -125,6 +127,7 @@ def sri(data: bytes, algorithm: str = "sha512") -> str:
 class Request(NamedTuple):
     path: str
     headers: dict[str, str]
+    method: str = "GET"
 
 
 class _Server:
@@ -145,6 +148,13 @@ class _Server:
             def do_GET(self) -> None:  # noqa: N802 - the http.server name
                 outer._handle(self)
 
+            def _record_only(self) -> None:
+                outer.requests.append(Request(self.path, dict(self.headers.items()),
+                                              self.command))
+                outer._send(self, 405, b"", "text/plain")
+
+            do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = _record_only  # noqa: N815
+
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
@@ -164,7 +174,7 @@ class _Server:
 
     def _handle(self, request: BaseHTTPRequestHandler) -> None:
         path = request.path
-        self.requests.append(Request(path, dict(request.headers.items())))
+        self.requests.append(Request(path, dict(request.headers.items()), request.command))
         if path in self.stalled:
             self.release.wait()
             return
@@ -301,7 +311,32 @@ class NpmRegistry(_Server):
         return None
 
 
+class Recorder(_Server):
+    """A server that serves nothing and records every request: a host no request may reach."""
+
+    def route(self, path: str, accept: str) -> tuple[bytes, str] | None:
+        return None
+
+
+def carrying(servers: Iterable[_Server], secret: str) -> list[tuple[str, Request]]:
+    """Every request any of ``servers`` received whose path or any header holds
+    ``secret`` (plain, or inside a Basic credential): (server URL, request)."""
+    found = []
+    for server in servers:
+        for request in server.requests:
+            texts = [request.path, *request.headers.values()]
+            for value in request.headers.values():
+                if value.startswith("Basic "):
+                    try:
+                        texts.append(base64.b64decode(value[6:]).decode("utf-8", "replace"))
+                    except ValueError:
+                        pass
+            if any(secret in text for text in texts):
+                found.append((server.url, request))
+    return found
+
+
 __all__ = [
-    "IndexFile", "Member", "NpmRegistry", "Request", "SimpleIndex", "file", "gzip_bomb",
-    "npm_tarball", "sdist", "sha256", "sri", "tar_archive", "zip_archive",
+    "IndexFile", "Member", "NpmRegistry", "Recorder", "Request", "SimpleIndex", "carrying",
+    "file", "gzip_bomb", "npm_tarball", "sdist", "sha256", "sri", "tar_archive", "zip_archive",
 ]

@@ -133,6 +133,11 @@ def test_hook_install_outside_a_repository_is_a_usage_error(tmp_path: Path) -> N
 
 # --- mcp-config ---------------------------------------------------------------------------
 
+# What mcp-config says where answers by meaning are off (the suite turns them off): the
+# block then starts a server without --model (tests/test_meaning_doors.py: with).
+WORDS_ONLY_BLOCK = (b"meaning: off: turned off by DOC_INDEX_SEMANTIC=off (unset it to answer "
+                    b"by meaning too): the server this block starts answers by words only\n")
+
 def _parse(client: str, text: str) -> tuple[str, list[str]]:
     if client == "codex":
         tomllib = pytest.importorskip("tomllib")  # Python 3.11+
@@ -151,7 +156,7 @@ def _parse(client: str, text: str) -> tuple[str, list[str]]:
                                     "codex"])
 def test_mcp_config_block_starts_the_server(built: Path, client: str) -> None:
     done = run_cli("mcp-config", "--client", client, "--root", str(built))
-    assert done.returncode == 0 and done.stderr == b""
+    assert done.returncode == 0 and done.stderr == WORDS_ONLY_BLOCK
     command, args = _parse(client, done.stdout.decode("utf-8"))
     # this installation's console script (the venv's, next to the test interpreter)
     assert command == os.path.join(os.path.dirname(sys.executable), "doc-index")
@@ -179,7 +184,7 @@ def test_mcp_config_codex_exact_bytes(tmp_path: Path) -> None:
         "[mcp_servers.doc-index]\n"
         f'command = "{script}"\n'
         f'args = ["serve", "--root", "{quoted}", "--tool-names", "underscore"]\n'
-    ).encode(), b"")
+    ).encode(), WORDS_ONLY_BLOCK)
 
 
 def test_mcp_config_root_before_the_subcommand_and_relative(tmp_path: Path) -> None:
@@ -371,6 +376,10 @@ positional arguments:
     list      list the caches under the root
     inspect   show one cache: source, ref, commit, sections, size, age
     resolve   the sections of a cache that answer a question
+    outline   a cache's files and headings with their section ids and tokens
+              (as context_outline answers)
+    read      a section by id, its page or its neighbours (as context_read
+              answers)
     delete    delete a cache (and nothing that is not one)
     serve     the MCP server, on stdin and stdout
     hook      git hooks that rebuild a checkout's cache after pull, checkout
@@ -443,8 +452,8 @@ def test_every_argument_and_option_is_described() -> None:
         assert "ROOT_BEFORE" not in text and "``" not in text, name
         for action in parser._actions:
             assert action.help and action.help != argparse.SUPPRESS, (name, action.dest)
-    # doc-index, its 10 commands, hook install, hook uninstall and model fetch
-    assert len(seen) == 14
+    # doc-index, its 12 commands, hook install, hook uninstall and model fetch
+    assert len(seen) == 16
     code, out, _ = run("hook", "install", "--help", env={"COLUMNS": "80"})
     assert code == 0 and b"--subdir PATH" in out and b"--name NAME" in out
 

@@ -48,6 +48,29 @@ def test_a_vector_does_not_depend_on_its_batch(embedder: model.Embedder) -> None
     assert np.array_equal(together, alone)
 
 
+def test_codes_do_not_depend_on_batching_or_threads(embedder: model.Embedder) -> None:
+    """What the build runs (``meaning_build.Embedders``: runs of one length side by side on
+    one session) gives every text the codes it gets alone, whatever the number of threads
+    or onnxruntime's own intra-op threads (docs/semantic.md, "Determinism")."""
+    from doc_index.meaning_build import Embedders
+
+    # 70 texts of one length (more than two runs of model.BATCH), others of many lengths,
+    # some past the 64 word pieces a section is cut at.
+    texts = [f"Guide > Part {i % 10}\n\nThe option {i % 10} sets the retry budget of the "
+             f"client." for i in range(70)]
+    texts += [f"Section {i}\n\n" + "timeouts and retries " * (i % 13 * 3) for i in range(50)]
+    alone = codes.quantize(np.vstack([embedder.embed([t]) for t in texts]))
+    two_intra = model.Embedder(embedder.model_path, threads=2)
+    assert np.array_equal(codes.quantize(two_intra.embed(texts)), alone)
+    for threads in (1, 2, 5):
+        side_by_side = Embedders(embedder.model_path, threads)
+        try:
+            assert np.array_equal(side_by_side(texts), alone), threads
+            assert np.array_equal(side_by_side(texts[::-1]), alone[::-1]), threads
+        finally:
+            side_by_side.close()
+
+
 def test_only_the_first_pieces_count(embedder: model.Embedder) -> None:
     head = "Configuration " * 70  # more than 64 word pieces
     a, b = embedder.embed([head + "apples", head + "a completely different ending"])
@@ -82,12 +105,21 @@ def test_where_the_model_is_looked_for(tmp_path: Path, monkeypatch: pytest.Monke
     assert model.find_model(given) == given / "onnx" / "model_quint8_avx2.onnx"
     assert model.find_model() == env / "model.onnx"
     monkeypatch.delenv(model.MODEL_ENV)
+    # Nothing fetched: the model of the package the semantic extra installs, if it is.
+    packaged = model.packaged_model_dir()
+    if packaged is not None:
+        assert model.find_model() == packaged / "model.onnx"
+    monkeypatch.setattr(model, "MODEL_PACKAGE_MODULE", "no_such_package_here")
+    assert model.packaged_model_dir() is None
     with pytest.raises(model.ModelError, match="doc-index model fetch"):
         model.find_model()
     fetched = cache / "doc-index" / "models" / "all-MiniLM-L6-v2" / "model_quint8_avx2.onnx"
     fetched.parent.mkdir(parents=True)
     fetched.write_bytes(b"x")
     assert model.find_model() == fetched
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    assert model.find_model() == fetched  # a fetched file comes before the packaged one
     with pytest.raises(model.ModelError, match="no model file in .*named by --model"):
         model.find_model(tmp_path / "empty")
 

@@ -350,7 +350,10 @@ def test_list_and_inspect_for_people(env: Path) -> None:
     # the CLI prints the same (its age is from the real clock)
     done = run_cli("list", "--root", str(root))
     assert done.returncode == 0 and done.stderr == b""
-    shown = [_columns(line) for line in done.stdout.decode().splitlines()]
+    *table, meaning = done.stdout.decode().splitlines()  # the last line: meaning or why not
+    assert meaning == "meaning: off: turned off by DOC_INDEX_SEMANTIC=off (unset it to answer by "\
+        "meaning too)"
+    shown = [_columns(line) for line in table]
     assert [row[:7] for row in shown] == [row[:7] for row in
                                           (_columns(line) for line in lines)]
     done = run_cli("inspect", "pallets-flask@main", "--root", str(root))
@@ -371,7 +374,7 @@ def test_list_and_inspect_json_for_scripts(env: Path) -> None:
     first = listed[0]
     assert list(first) == ["name", "format", "valid", "source", "repo", "commit", "sections",
                            "tokens", "total_bytes", "size_bytes", "indexed_at", "cache_version",
-                           "problem"]
+                           "problem", "vectors"]
     assert first["format"] == "doc-index" and first["valid"] is True
     assert first["source"] == {"kind": "directory", "location": str(a.resolve()), "ref": None,
                                "commit": None}
@@ -395,7 +398,7 @@ def test_list_on_damaged_caches_gives_a_line_each(env: Path) -> None:
         (root / name / "manifest.json").write_bytes(data)
     done = run_cli("list", "--root", str(root))
     assert done.returncode == 0 and done.stderr == b"", done.stderr
-    rows = {row[0]: row for row in map(_columns, done.stdout.decode().splitlines()[1:])}
+    rows = {row[0]: row for row in map(_columns, done.stdout.decode().splitlines()[1:-1])}
     assert sorted(rows) == ["bad-source", "good", "list", "truncated"]
     assert rows["truncated"][1].startswith("invalid") and rows["list"][1].startswith("invalid")
     assert rows["bad-source"][1] == "unknown: the manifest's source record is malformed"

@@ -26,7 +26,7 @@ PACKAGE_DIRS = {"doc_index": "doc_index", "indexer": "doc_index.indexer",
                 "store": "doc_index.store", "search": "doc_index.search",
                 "server": "doc_index.server", "embedding": "doc_index.embedding"}
 
-LIBRARY = {"doc_index", "doc_index.library", "doc_index.meaning_build",
+LIBRARY = {"doc_index", "doc_index.library", "doc_index.meaning_build", "doc_index.meaning_status",
            "doc_index.missing_cache", "doc_index.hooks", "doc_index.mcp_config"}
 DOORS = {"doc_index.cli", "doc_index.build_command", "doc_index.sync_command",
          "doc_index.hook_runner", "doc_index.demo", "doc_index.fast_exit"}

@@ -67,9 +67,12 @@ def test_uv_lock_direct_dev_transitive_and_non_index(tmp_path: Path) -> None:
     write_tree(tmp_path, {"uv.lock": UV_LOCK})
     result = _pins(tmp_path)
     assert result == ProjectPins((
-        Pin("pypi", "flask", "3.1.0", True, ("uv.lock",), "https://pypi.org/simple", (H,)),
-        Pin("pypi", "httpx", "0.28.1", True, ("uv.lock",), "https://mirror.example/simple"),
-        Pin("pypi", "pytest", "8.3.4", True, ("uv.lock",), "https://pypi.org/simple"),
+        Pin("pypi", "flask", "3.1.0", True, ("uv.lock",), "https://pypi.org/simple", (H,),
+            ("https://pypi.org/simple",)),
+        Pin("pypi", "httpx", "0.28.1", True, ("uv.lock",), "https://mirror.example/simple",
+            indexes=("https://mirror.example/simple",)),
+        Pin("pypi", "pytest", "8.3.4", True, ("uv.lock",), "https://pypi.org/simple",
+            indexes=("https://pypi.org/simple",)),
     ), ("uv.lock: local-lib does not come from an index or registry (git, URL or path): "
         "no published version to fetch",
         "uv.lock: gitdep does not come from an index or registry (git, URL or path): "
@@ -116,7 +119,8 @@ url = "https://github.com/o/mylib"
 """})
     assert _pins(tmp_path).pins == (
         Pin("pypi", "requests", "2.32.3", True, ("poetry.lock",), None, (H,)),
-        Pin("pypi", "sphinx", "7.4.7", True, ("poetry.lock",), "https://private.example/simple"),
+        Pin("pypi", "sphinx", "7.4.7", True, ("poetry.lock",), "https://private.example/simple",
+            indexes=("https://private.example/simple",)),
     )
 
 
@@ -162,8 +166,9 @@ vcs = { type = "git", url = "https://x" }
         Pin("pypi", "click", "8.1.7", True, ("pdm.lock", "pylock.toml")),
         Pin("pypi", "nose", "1.3.7", True, ("Pipfile.lock",)),
         Pin("pypi", "pytest", "8.3.4", True, ("pylock.toml",), "https://pypi.org/simple",
-            ("sha256:cc",)),
-        Pin("pypi", "six", "1.16.0", True, ("Pipfile.lock",), "https://pypi.org/simple", (H,)),
+            ("sha256:cc",), ("https://pypi.org/simple",)),
+        Pin("pypi", "six", "1.16.0", True, ("Pipfile.lock",), "https://pypi.org/simple", (H,),
+            ("https://pypi.org/simple",)),
     )
     assert result.files == ("pyproject.toml", "Pipfile", "pdm.lock", "Pipfile.lock",
                             "pylock.toml")
@@ -186,7 +191,8 @@ def test_requirements_includes_constraints_hashes_markers_and_unpinned(tmp_path:
             "-r ../outside.txt\n"
             "-r https://example.com/remote.txt\n"
             "-r missing.txt\n"),
-        "requirements/base.txt": "-r ../requirements.txt\nattrs===24.2.0\n",
+        "requirements/base.txt": ("-r ../requirements.txt\n--extra-index-url=https://x.example/s\n"
+                                  "-f ./wheels\nattrs===24.2.0\n"),
         "constraints.txt": "requests==2.32.3\nnot-required==1.0\n",
         "requirements-dev.txt": (
             "pytest==8.3.4\n    # via -r requirements-dev.in\n"
@@ -197,11 +203,13 @@ def test_requirements_includes_constraints_hashes_markers_and_unpinned(tmp_path:
     result = _pins(tmp_path)
     private = "https://me:tok@private.example/simple"
     assert result.pins == (
-        Pin("pypi", "attrs", "24.2.0", True, ("requirements/base.txt",)),
-        Pin("pypi", "flask", "3.1.0", True, ("requirements.txt",), private),
+        Pin("pypi", "attrs", "24.2.0", True, ("requirements/base.txt",),
+            indexes=("https://x.example/s",), find_links=("./wheels",)),
+        Pin("pypi", "flask", "3.1.0", True, ("requirements.txt",), private, indexes=(private,)),
         Pin("pypi", "iniconfig", "2.0.0", True, ("requirements-dev.txt",)),
         Pin("pypi", "pytest", "8.3.4", True, ("requirements-dev.txt",)),
-        Pin("pypi", "requests", "2.32.3", True, ("requirements.txt",), private),
+        Pin("pypi", "requests", "2.32.3", True, ("requirements.txt",), private,
+            indexes=(private,)),
     )
     assert result.warnings == (
         "requirements.txt:11: editable ./local is not pinned to a release",

@@ -38,6 +38,7 @@ from doc_index.foundation.errors import EXIT_CODES
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}
 DOTTED = ["context.resolve", "context.list_caches", "context.inspect_cache"]
 UNDERSCORE = ["context_resolve", "context_list_caches", "context_inspect_cache"]
+NAVIGATION = ["context_outline", "context_read"]  # one spelling in both styles
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +65,11 @@ def check_initialize(response: dict[str, Any], request_id: Any, version: str) ->
     result = response["result"]
     assert result["protocolVersion"] == version
     assert result["serverInfo"]["name"] == "doc-index"
-    # resources: doc-index://caches, what each cache holds (tests/test_package_mcp.py)
+    # resources: doc-index://caches, what each cache holds (tests/test_package_mcp.py), and
+    # the templates; completions of their variables; prompts (none: answered, not refused)
     assert result["capabilities"] == {"tools": {"listChanged": False},
-                                      "resources": {"listChanged": False, "subscribe": False}}
+                                      "resources": {"listChanged": False, "subscribe": False},
+                                      "prompts": {"listChanged": False}, "completions": {}}
 
 
 def initialized_server(root: Path, style: str, version: str) -> Iterator[RawServer]:
@@ -124,12 +127,12 @@ def test_initialize_answers_the_clients_protocol_version(
 
 
 @pytest.mark.parametrize(("style", "names"), [("dotted", DOTTED), ("underscore", UNDERSCORE)])
-def test_tools_list_has_exactly_the_three_tools(
+def test_tools_list_has_the_three_tools_then_the_navigation_tools(
     request: pytest.FixtureRequest, style: str, names: list[str]
 ) -> None:
     srv = request.getfixturevalue("server" if style == "dotted" else "underscore_server")
     tools = srv.request({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["result"]["tools"]
-    assert [tool["name"] for tool in tools] == names
+    assert [tool["name"] for tool in tools] == names + NAVIGATION
     schemas = {tool["name"]: tool["inputSchema"] for tool in tools}
     for schema in schemas.values():
         assert schema["type"] == "object"
@@ -163,7 +166,7 @@ def test_requests_pipelined_with_initialize_are_answered_then_eof(root: Path) ->
     by_id = {r["id"]: r for r in responses[1:]}
     assert sorted(by_id) == [1, 2, 3] and len(responses) == 4
     assert result_text(by_id[1]) == expected
-    assert len(by_id[2]["result"]["tools"]) == 3
+    assert len(by_id[2]["result"]["tools"]) == 5
     assert "isError" not in by_id[3]["result"]
     assert srv.proc.returncode == 0
 
@@ -494,7 +497,9 @@ def test_what_the_sdk_reads_as_a_notification_or_a_response_gets_no_answer(
 
 
 def test_unknown_method(server: RawServer) -> None:
-    response = server.request({"jsonrpc": "2.0", "id": 5, "method": "prompts/list"})
+    # logging is not a capability of this server (it logs to stderr only)
+    response = server.request({"jsonrpc": "2.0", "id": 5, "method": "logging/setLevel",
+                               "params": {"level": "info"}})
     assert response["error"]["code"] == -32601
     response = server.request({"jsonrpc": "2.0", "id": 6, "method": "no/such"})
     assert response["error"]["code"] == -32601

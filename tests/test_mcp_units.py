@@ -121,6 +121,8 @@ def test_names_and_schemas() -> None:
         "context.resolve",
         "context.list_caches",
         "context.inspect_cache",
+        "context_outline",
+        "context_read",
     }
     for style in ("dotted", "underscore"):
         for tool in tool_definitions(style):
@@ -138,21 +140,30 @@ SPEC_DESCRIPTION = (  # specs/context.resolve.md, "Tool Description (for MCP reg
 
 @pytest.mark.parametrize(("style", "other"), [("dotted", "_"), ("underscore", ".")])
 def test_descriptions_tell_an_agent_what_to_do(style: str, other: str) -> None:
-    resolve, list_caches, inspect = tool_definitions(style)
+    resolve, list_caches, inspect, outline, read = tool_definitions(style)
     assert resolve["description"].startswith(SPEC_DESCRIPTION)
     assert "one project's documentation split into sections" in resolve["description"]
     params = resolve["inputSchema"]["properties"]
     assert "Matching is by words, not meaning" in params["query"]["description"]
     assert "start with 2000" in params["budget"]["description"]
-    assert "`<owner>-<name>`" in list_caches["description"]
+    for naming in ("`owner-name`", "`NAME@VERSION`", "`local-...`", "doc-index://caches"):
+        assert naming in list_caches["description"]
     # Only the published names: a client that rejects dots must not be told of one.
-    text = json.dumps([resolve, list_caches, inspect]) + instructions(style)
-    assert f"context{other}" not in text
+    text = json.dumps([resolve, list_caches, inspect, outline, read]) + instructions(style)
+    for v0 in ("resolve", "list_caches", "inspect_cache"):
+        assert f"context{other}{v0}" not in text
+    assert "context.outline" not in text and "context.read" not in text
     assert list_caches["name"] in params["cache"]["description"]
     assert resolve["name"] in inspect["description"]
-    # tools/list is read by every agent on every session: keep it short (556 cl100k
-    # tokens in 2,227 characters of json.dumps since the query's advice on words).
-    assert len(json.dumps({"tools": [resolve, list_caches, inspect]})) < 2300
+    assert read["name"] in resolve["description"] and resolve["name"] in read["description"]
+    # Answers by meaning: the query's advice says what the server does.
+    meaning = tool_definitions(style, meaning=True)[0]["inputSchema"]["properties"]["query"]
+    assert "meaning" in meaning["description"] and "not meaning" not in meaning["description"]
+    # tools/list is read by every agent on every session: keep it short (the three v0
+    # tools: 556 cl100k tokens in 2,227 characters of json.dumps; with the navigation
+    # tools: measured in docs/formats.md, "Tools and their cost").
+    assert len(json.dumps({"tools": [resolve, list_caches, inspect]})) < 2500
+    assert len(json.dumps({"tools": [resolve, list_caches, inspect, outline, read]})) < 5200
 
 
 # the SDK's streams, wrapped ------------------------------------------------------------

@@ -53,20 +53,26 @@ def test_npm_config_precedence_scopes_and_auth(tmp_path: Path) -> None:
     (tmp_path / "proj/.npmrc").write_text("registry=https://project.example/\n")
     config = npm_config(tmp_path / "proj", {}, home=tmp_path / "home",
                         global_config=tmp_path / "global")
+    # the project's .npmrc is never read: the user's registry, from the user's file
     assert config == NpmConfig(
-        "https://project.example/", (("@corp", "https://corp.example/npm/"),),
+        "https://user.example/", (("@corp", "https://corp.example/npm/"),),
         (("//corp.example/", "Basic dXNlcjpwYXNz"), ("//corp.example/npm/", "Bearer tok"),
-         ("//other.example/", "Basic bWU6c2VjcmV0")), None)
+         ("//other.example/", "Basic bWU6c2VjcmV0")), None, str(tmp_path / "home/.npmrc"))
     assert config.registry_for("@corp/x") == "https://corp.example/npm/"
     assert config.registry_for("@other/x") == config.registry_for("x") == config.registry
     assert config.authorize("https://corp.example/npm/@corp%2fx") == "Bearer tok"
     assert config.authorize("https://corp.example/other") == "Basic dXNlcjpwYXNz"
     assert config.authorize("https://project.example/x") is None
+    # a user configuration file named into the project folder is the project's: not read
+    inner = npm_config(tmp_path / "proj", {"NPM_CONFIG_USERCONFIG": str(tmp_path / "proj/.npmrc")},
+                       home=tmp_path / "home", global_config=tmp_path / "global")
+    assert (inner.registry, inner.origin) == ("https://global.example/",
+                                              str(tmp_path / "global"))
     env = {"NPM_CONFIG_REGISTRY": "https://env.example", "npm_config_@corp:registry": "https://c2/"}
     from_env = npm_config(tmp_path / "proj", env, home=tmp_path / "home",
                           global_config=tmp_path / "global")
-    assert (from_env.registry, from_env.scopes) == ("https://env.example/",
-                                                     (("@corp", "https://c2/"),))
+    assert (from_env.registry, from_env.scopes, from_env.origin) == (
+        "https://env.example/", (("@corp", "https://c2/"),), "NPM_CONFIG_REGISTRY")
     assert npm_config(None, {}, home=tmp_path / "nohome",
                       global_config=tmp_path / "none").registry == NPM_REGISTRY
 

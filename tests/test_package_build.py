@@ -265,8 +265,10 @@ def test_repository_fallback_at_the_version_tag(pkg_env: Path,
     commit = git(bare, "rev-parse", "v0.3.0^{commit}")
     repository = manifest(cache)["source"]["repository"]
     assert repository == {"url": "https://github.com/acme/gadget", "tag": "v0.3.0",
-                          "commit": commit, "why": "tag v0.3.0: the version"}
+                          "commit": commit, "why": "tag v0.3.0: the version", "reached": True}
     assert manifest(cache)["source"]["commit"] == commit
+    assert (manifest(cache)["source"]["docs_from"], manifest(cache)["source"]["docs_note"]) \
+        == ("repository", None)
     assert "docs: no docs folder in the archive; its README-like files: README.md" in out
     assert f"repository: https://github.com/acme/gadget at tag v0.3.0: the version " \
            f"(commit {commit[:12]}): docs docs/ (a folder named docs), 1 file" in out
@@ -285,5 +287,7 @@ def test_unreachable_repository_is_reported_not_fatal(pkg_env: Path,
     assert sorted(p.name for p in cache.iterdir() if p.suffix == ".md") == ["README.md"]
     assert (cache / "_api/gadget.md").is_file()
     assert "repository: https://github.com/acme/gadget unavailable: " in out
-    assert manifest(cache)["source"]["repository"]["url"] == "https://github.com/acme/gadget"
-    assert manifest(cache)["source"]["commit"] is None
+    source = manifest(cache)["source"]
+    assert source["repository"]["url"] == "https://github.com/acme/gadget"
+    assert source["repository"]["reached"] is False and source["commit"] is None
+    assert source["docs_note"] == "docs repository not reached: README and API pages only"

@@ -90,23 +90,25 @@ def test_pip_config_defaults_and_errors(tmp_path: Path) -> None:
 def test_uv_config_env_and_files(tmp_path: Path) -> None:
     home = tmp_path / "home"
     project = tmp_path / "proj"
-    _write(project / "pyproject.toml", """
-[tool.uv]
+    user_file = _write(home / ".config/uv/uv.toml", """
 extra-index-url = ["https://extra.example/simple"]
-[[tool.uv.index]]
+[[index]]
 name = "internal"
 url = "https://internal.example/simple"
-[[tool.uv.index]]
+[[index]]
 url = "https://pinned-only.example/simple"
 explicit = true
-[[tool.uv.index]]
+[[index]]
 url = "https://mirror.example/simple"
 default = true
-[[tool.uv.index]]
+[[index]]
 url = "/srv/flat"
 format = "flat"
 """)
-    origin = str(project / "pyproject.toml")
+    # The project's own uv settings are never the user's: neither is read.
+    _write(project / "pyproject.toml", '[tool.uv]\nindex-url = "https://evil.example/simple"\n')
+    _write(project / "uv.toml", 'index-url = "https://evil.example/simple"\n')
+    origin = str(user_file)
     env = {"XDG_CONFIG_HOME": str(home / ".config"), "XDG_CONFIG_DIRS": str(tmp_path / "none")}
     assert uv_config(env, home=home, project=project, etc=tmp_path) == PypiConfig("uv", (
         IndexLocation("https://internal.example/simple", origin),
@@ -128,18 +130,51 @@ format = "flat"
         ("file:///srv/flat", origin)]
     assert uv_config({"UV_NO_CONFIG": "1"}, home=home, project=project, etc=tmp_path).locations == (
         IndexLocation(PYPI_SIMPLE, "default"),)
+    # A configuration file inside the project being synced is the project's, whoever
+    # names it: not read.
+    inner = {"UV_CONFIG_FILE": str(project / "uv.toml")}
+    assert uv_config(inner, home=home, project=project, etc=tmp_path).locations == (
+        IndexLocation(PYPI_SIMPLE, "default"),)
+    assert pip_config({"VIRTUAL_ENV": str(project), "PIP_CONFIG_FILE": os.devnull},
+                      home=home, etc=tmp_path, project=project).locations == (
+        IndexLocation(PYPI_SIMPLE, "default"),)
 
 
 def test_auto_installer(tmp_path: Path) -> None:
-    empty = {"PIP_CONFIG_FILE": os.devnull, "UV_NO_CONFIG": "1"}
-    assert pypi_config(empty, project=tmp_path, home=tmp_path, etc=tmp_path) == PypiConfig(
-        "pip", (IndexLocation(PYPI_SIMPLE, "default"),))
-    (tmp_path / "uv.lock").write_text("version = 1\n")
-    assert pypi_config(empty, project=tmp_path, home=tmp_path).installer == "uv"
-    assert pypi_config({**empty, "UV_INDEX_URL": "https://x/simple"},
-                       home=tmp_path).installer == "uv"
+    """Which installer's configuration is read: the one the user configured; with both,
+    the environment's over files', pip on a tie. A project's uv.lock, uv.toml or
+    [tool.uv] never changes the answer."""
+    home = tmp_path / "home"
+    project = _write(tmp_path / "proj/uv.lock", "version = 1\n").parent
+    _write(project / "uv.toml", 'index-url = "https://evil.example/simple"\n')
+    _write(project / "pyproject.toml", '[tool.uv]\nindex-url = "https://evil.example/simple"\n')
+    base = {"PIP_CONFIG_FILE": os.devnull, "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_CONFIG_DIRS": str(tmp_path / "none")}
+
+    def chosen(env: dict[str, str]) -> tuple[str, tuple[str, ...], str]:
+        config = pypi_config({**base, **env}, project=project, home=home, etc=tmp_path)
+        return config.installer, tuple(loc.url for loc in config.locations), config.why
+
+    assert chosen({}) == ("pip", (PYPI_SIMPLE,), "neither pip nor uv names an index: PyPI")
+    assert chosen({"UV_INDEX_URL": "https://uv.example/simple"}) == (
+        "uv", ("https://uv.example/simple",), "the only installer configured")
+    pip_env = {"PIP_INDEX_URL": "https://pip.example/simple"}
+    assert chosen(pip_env) == ("pip", ("https://pip.example/simple",),
+                               "the only installer configured")
+    assert chosen({**pip_env, "UV_DEFAULT_INDEX": "https://uv.example/simple"}) == (
+        "pip", ("https://pip.example/simple",),
+        "pip and uv both name an index in the environment; pip's wins a tie")
+    _write(home / ".config/uv/uv.toml", 'index-url = "https://uv-file.example/simple"\n')
+    assert chosen(pip_env)[::2] == (
+        "pip", "pip's setting in the environment wins over uv's in its files")
+    pip_file = _write(tmp_path / "pip.conf", "[global]\nindex-url = https://pip-file.example/s\n")
+    assert chosen({"PIP_CONFIG_FILE": str(pip_file)})[::2] == (
+        "pip", "pip and uv both name an index in their files; pip's wins a tie")
+    assert chosen({"PIP_CONFIG_FILE": str(pip_file), "UV_INDEX": "https://uv.example/simple"}
+                  )[::2] == ("uv", "uv's setting in the environment wins over pip's in its files")
+    assert pypi_config(base, installer="uv", home=home, etc=tmp_path).why == "asked for"
     with pytest.raises(BadSource, match="unknown installer 'conda'"):
-        pypi_config(empty, installer="conda")
+        pypi_config(base, installer="conda")
 
 
 # --- the simple API --------------------------------------------------------------------

@@ -59,6 +59,7 @@ def test_resource_and_instructions_name_package_and_version(
     assert caches["notes"]["source"]["kind"] == "directory" and caches["notes"]["projects"] == []
     assert f"- alpha@1.0.0: pypi alpha 1.0.0 (pinned by {project.resolve()})" in instructions
     assert "doc-index://caches" in instructions
-    assert tools == ["context.resolve", "context.list_caches", "context.inspect_cache"]
+    assert tools == ["context.resolve", "context.list_caches", "context.inspect_cache",
+                     "context_outline", "context_read"]
     assert json.loads(listing) == {"caches": [{"path": "alpha@1.0.0", "has_manifest": True},
                                               {"path": "notes", "has_manifest": True}]}

@@ -12,10 +12,12 @@ import re
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from ..foundation.printable import printable
+from ..meaning_status import MeaningStatus
 from ..search.cache_details import NATIVE, V0, CacheDetails
-from ..store.sources.identity import shown_source
+from ..store.sources.identity import PACKAGE_KINDS, shown_source
 
 _COLUMNS = ("NAME", "SOURCE", "REF", "COMMIT", "SECTIONS", "TOKENS", "SIZE", "AGE")
 _RIGHT = {"SECTIONS", "TOKENS", "SIZE"}
@@ -55,12 +57,33 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\u{code:04x}"
 
 
-def list_text(caches: Sequence[CacheDetails], root: Path, now: datetime | None = None) -> str:
+def list_text(caches: Sequence[CacheDetails], root: Path, now: datetime | None = None,
+              meaning: MeaningStatus | None = None) -> str:
     """One line per cache under a header: name, source, ref, short commit, sections,
-    tokens, size (every file below the cache directory), age."""
+    tokens, size (every file below the cache directory), age; then, given the
+    installation's ``meaning``, one line: whether answers use it, in how many caches."""
     if not caches:
         return (f"no caches under {printable(str(root))} "
                 "(doc-index build <path-or-git-url> makes one)\n")
+    table = _table(caches, now)
+    if meaning is None:
+        return table
+    return table + meaning_footer(caches, meaning) + "\n"
+
+
+def meaning_footer(caches: Sequence[CacheDetails], meaning: MeaningStatus) -> str:
+    """``meaning: on (...); 3 of 5 caches hold current vectors (...)`` or why not."""
+    if not meaning.on:
+        return printable(meaning.line())
+    native = [c for c in caches if c.format == NATIVE]
+    held = sum(1 for c in native if c.vectors == "current")
+    rest = "" if held == len(native) else (
+        ": the others answer by words until built or synced again")
+    return printable(f"{meaning.line()}; {held} of {len(native)} caches hold current "
+                     f"vectors{rest}")
+
+
+def _table(caches: Sequence[CacheDetails], now: datetime | None) -> str:
     now = now or datetime.now(timezone.utc)
     rows = [list(_COLUMNS)] + [_row(c, now) for c in caches]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
@@ -86,9 +109,11 @@ def _row(cache: CacheDetails, now: datetime) -> list[str]:
     ]
 
 
-def details_text(cache: CacheDetails, now: datetime | None = None) -> str:
+def details_text(cache: CacheDetails, now: datetime | None = None,
+                 meaning: MeaningStatus | None = None) -> str:
     """``inspect NAME`` for people: the list's fields, one per line, and the source and
-    timing in full."""
+    timing in full; given ``meaning`` (``Cache.meaning_status``), whether its answers use
+    meaning, or why not."""
     now = now or datetime.now(timezone.utc)
     source = cache.source or {}
     kind = {NATIVE: "doc-index cache", V0: "Context Engine v0 cache"}.get(
@@ -109,8 +134,29 @@ def details_text(cache: CacheDetails, now: datetime | None = None) -> str:
         ("indexed at", _when(cache.indexed_at, now)),
         ("cache_version", printable(cache.cache_version) or "-"),
     ]
+    if source.get("kind") in PACKAGE_KINDS:
+        fields.insert(4, ("docs", docs_text(source)))
+    if meaning is not None:
+        fields.append(("meaning", printable(meaning.line().removeprefix("meaning: "))))
     width = max(len(label) for label, _ in fields) + 1
     return "".join(f"{(label + ':').ljust(width)} {value}\n" for label, value in fields)
+
+
+def docs_text(source: dict[str, Any]) -> str:
+    """Where a package cache's docs folder came from, or what it could not get and git's
+    or the tag search's reason (``inspect``'s ``docs`` line)."""
+    repository = source.get("repository") or {}
+    if source.get("docs_from") == "archive":
+        return "the archive's docs folder"
+    if source.get("docs_from") == "repository":
+        commit = repository.get("commit") or ""
+        return printable(f"the docs folder of {repository.get('url')} at tag "
+                         f"{repository.get('tag')} (commit {commit[:12]})")
+    note = source.get("docs_note")
+    if not note:
+        return "- (not recorded by the doc-index that built it)"
+    why = repository.get("why")
+    return printable(f"{note}; {why}" if why else note)
 
 
 def _when(indexed_at: str | None, now: datetime) -> str:

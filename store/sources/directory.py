@@ -50,8 +50,9 @@ def build_from_directory(store: IndexStore, directory: Path, *, name: str | None
 
 def tell(report: BuildReport, scan: Scan) -> BuildReport:
     """``report`` with what the scan says about its source (the summary's lines)."""
-    line = scan.selection.line() if scan.selection is not None else None
-    report.about = ([line] if line else []) + scan.notes
+    selection = scan.selection
+    lines = [] if selection is None else [selection.line(), selection.copies_line()]
+    report.about = [line for line in lines if line] + scan.notes
     report.kinds = dict(scan.kinds)
     return report
 

@@ -25,6 +25,17 @@ them silently would be worse than a few extra pages. ``ALL`` (``--all``) indexes
 file; ``SUBDIR`` (``--subdir P``, ``URL#P``) the folder ``P``; ``FOLDER`` (a local folder
 the user named) every file, with no summary line.
 
+Whatever the mode, a Sphinx build's copy of its sources is not indexed beside them
+(``build_copies``): a folder named ``_sources`` (what Sphinx's HTML builders write into
+``_build/html/``, ``build/html/``, or the published ``docs/`` of an sdist such as
+alembic's) whose pages are, by relative path (less Sphinx's added ``.txt``), for at least
+half of them the pages of one other folder the selection indexes. The copy is left out
+and named in the summary (``copies_line``); a ``_sources`` folder whose sources are not
+there is the only copy of those docs and stays. Other docs tools' outputs (MkDocs'
+``site/``, mdBook's ``book/``, Docusaurus' ``build/``) hold HTML, not pages, and need no
+rule; build folders are left out by name only outside git and in a git URL's tree
+(``walk.SKIPPED_DIRS``; not a ``build/`` holding a Sphinx ``conf.py``: its sources).
+
 Whatever the mode, ``.txt`` files are reStructuredText below a Sphinx ``conf.py`` whose
 ``source_suffix`` says so (Django's ``docs/``); other ``.txt`` files, and the other
 documentation-like formats of ``indexer.formats.OTHER_DOC_SUFFIXES``, are skipped and
@@ -102,6 +113,19 @@ class Selection:
         self.why = why
         self.left_out = 0
         self.exists = True  # False: the source has no such folder (SUBDIR)
+        self.copies: tuple[Copy, ...] = ()  # Sphinx ``_sources`` copies left out
+
+    def is_copy(self, path: str) -> bool:
+        return any(path.startswith(copy.folder) for copy in self.copies)
+
+    def copies_line(self) -> str | None:
+        """``left out: docs/_sources/ (22 files: a Sphinx build's copy of docs/build/,
+        indexed)``, or None."""
+        if not self.copies:
+            return None
+        return "left out: " + "; ".join(
+            f"{c.folder} ({c.files} file{'s' if c.files != 1 else ''}: a Sphinx build's "
+            f"copy of {c.of or './'}, indexed)" for c in self.copies)
 
     def includes(self, path: str) -> bool:
         if path in self._file_set:
@@ -148,11 +172,32 @@ class Selection:
         return text
 
 
+class Copy(NamedTuple):
+    """A Sphinx build's ``_sources`` folder (``folder``, ending in ``/``), the folder its
+    pages are copies of (``of``: ``""`` for the top) and its pages the selection would
+    otherwise index (``files``)."""
+
+    folder: str
+    of: str
+    files: int
+
+
+SPHINX_COPIES = "_sources"
+
+
 def choose(paths: Iterable[str], read: Reader, mode: str, subdir: str | None = None,
            subdir_from: str = "--subdir") -> Selection:
     """The selection for a source whose files (checked relative paths, documentation and
-    config files at least) are ``paths``; ``read`` gives a config file's bytes."""
+    config files at least) are ``paths``; ``read`` gives a config file's bytes. A Sphinx
+    build's copy of pages it indexes is left out (``build_copies``)."""
     names = frozenset(paths)
+    selection = _choose(names, read, mode, subdir, subdir_from)
+    selection.copies = build_copies(names, selection)
+    return selection
+
+
+def _choose(names: frozenset[str], read: Reader, mode: str, subdir: str | None,
+            subdir_from: str) -> Selection:
     txt_bases = ("",) if subdir is None else ("", subdir)
     txt_dirs = _txt_dirs(names, read, txt_bases)
     if mode == SUBDIR:
@@ -174,6 +219,48 @@ def choose(paths: Iterable[str], read: Reader, mode: str, subdir: str | None = N
                      why="no docs folder found: no Sphinx conf.py, mkdocs.yml, book.toml, "
                          "Docusaurus or VitePress config, no docs/ or doc/",
                      excluded=TEST_FOLDERS, txt_dirs=txt_dirs)
+
+
+def build_copies(names: frozenset[str], selection: Selection) -> tuple[Copy, ...]:
+    """The ``_sources`` folders among ``names`` that are a Sphinx build's copies of a
+    folder ``selection`` indexes: at least half of their pages (and one) have the same
+    path below that one folder (Sphinx's ``html_sourcelink_suffix``, ``.txt`` after the
+    page's own suffix, removed), which is not itself such a copy."""
+    copied: dict[str, list[str]] = {}
+    for path in names:
+        parts = path.split("/")
+        if SPHINX_COPIES in parts[:-1] and selection.kind(path) == "doc" \
+                and selection.includes(path):
+            folder = "/".join(parts[:parts.index(SPHINX_COPIES) + 1]) + "/"
+            copied.setdefault(folder, []).append(path[len(folder):])
+    if not copied:
+        return ()
+    by_name: dict[str, list[str]] = {}
+    for path in names:
+        if not any(path.startswith(f) for f in copied) and selection.includes(path):
+            by_name.setdefault(posixpath.basename(path), []).append(path)
+    copies = []
+    for folder, pages in sorted(copied.items()):
+        origins: dict[str, int] = {}
+        for page in pages:
+            page = _sourcelink_removed(page)
+            for path in by_name.get(posixpath.basename(page), ()):
+                if path == page or path.endswith("/" + page):
+                    origin = path[:len(path) - len(page)]
+                    origins[origin] = origins.get(origin, 0) + 1
+        if origins:
+            origin, matched = max(origins.items(), key=lambda item: (item[1], item[0]))
+            if 2 * matched >= len(pages):
+                copies.append(Copy(folder, origin, len(pages)))
+    return tuple(copies)
+
+
+def _sourcelink_removed(page: str) -> str:
+    """``index.rst.txt`` -> ``index.rst`` (Sphinx's default ``html_sourcelink_suffix``);
+    ``index.txt`` and ``index.rst`` stay."""
+    if page.endswith(".txt") and posixpath.splitext(page[:-4])[1]:
+        return page[:-4]
+    return page
 
 
 def _join(*parts: str) -> str:
@@ -267,7 +354,7 @@ def classify(selection: Selection, path: str) -> Counted:
     """Index it, count it as a skipped kind, or neither (outside the selection, counted
     in ``left_out`` when it is documentation; or no documentation at all)."""
     kind = selection.kind(path)
-    if kind is None:
+    if kind is None or selection.copies and selection.is_copy(path):
         return Counted(False, None)
     if not selection.includes(path):
         if kind == "doc":
@@ -287,5 +374,5 @@ def kinds_line(kinds: dict[str, int]) -> str | None:
     return f"skipped: {shown} (not documentation formats)"
 
 
-__all__ = ["ALL", "DOCS", "FOLDER", "SUBDIR", "Counted", "Selection", "check_subdir", "choose",
-           "classify", "is_config_name", "kinds_line"]
+__all__ = ["ALL", "DOCS", "FOLDER", "SUBDIR", "Copy", "Counted", "Selection", "build_copies",
+           "check_subdir", "choose", "classify", "is_config_name", "kinds_line"]

@@ -553,7 +553,11 @@ def _list_tree(clone: Path, commit: str, scan: Scan) -> list[_Entry]:
     if done.status != 0:
         raise GitSourceError(f"cannot list commit {commit}: {_last_message(done.err)}")
     entries: list[_Entry] = []
-    for record in done.out.split(b"\0"):
+    records = done.out.split(b"\0")
+    # a ``build/`` holding a Sphinx conf.py is that folder's sources (walk._sphinx_source)
+    sources = {r.partition(b"\t")[2][:-len(b"/conf.py")].decode("utf-8", "surrogateescape")
+               for r in records if r.endswith((b"\tbuild/conf.py", b"/build/conf.py"))}
+    for record in records:
         if not record:
             continue
         meta, _, raw_path = record.partition(b"\t")
@@ -569,7 +573,9 @@ def _list_tree(clone: Path, commit: str, scan: Scan) -> list[_Entry]:
         if any(part.lower() == ".git" for part in folders):
             scan.skipped.append((path, "inside a folder named .git"))
             continue
-        if any(part in SKIPPED_DIRS for part in folders):
+        if any(part in SKIPPED_DIRS and not (
+                part == "build" and "/".join(folders[:n + 1]) in sources)
+                for n, part in enumerate(folders)):
             continue  # as the directory walk does: VCS and build folders
         entries.append(_Entry(mode, kind, sha, path))
     return entries

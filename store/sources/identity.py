@@ -68,6 +68,12 @@ _KIND_WORDS = {DIRECTORY: "directory", WORK_TREE: "git work tree", GIT: "git",
 
 _BAD_NAME_CHARS = re.compile(r"[^\w.-]+")
 
+# Why a package's cache has no docs folder (its record's ``docs_note`` starts with one;
+# ``store.sources.package``): the causes ``sync`` and ``list`` name.
+NOT_REACHED = "docs repository not reached"
+NO_REPOSITORY = "no docs folder in the archive and no docs repository named"
+NO_DOCS_ANYWHERE = "no docs folder in the archive or the docs repository"
+
 
 def key_part(text: str) -> str:
     """A safe cache-name component: word characters, ``.``, ``-``; no leading dot."""
@@ -238,11 +244,27 @@ def _shown_package(record: dict[str, Any], with_commit: bool) -> str | None:
         text += f" {record['ref']}"
     details = [f"index {record['location']}"] if record.get("location") else []
     repository = record.get("repository")
-    if isinstance(repository, dict) and isinstance(repository.get("url"), str):
-        details.append(f"repository {repository['url']}")
+    note = docs_note(record)
+    if note is not None:
+        details.append(note)
+    elif isinstance(repository, dict) and isinstance(repository.get("url"), str) and (
+            record.get("docs_from") == "repository"
+            or "docs_from" not in record and repository.get("commit")):
+        details.append(f"repository {repository['url']}")  # (where its docs came from)
     if with_commit and record.get("commit"):
         details.append(f"commit {record['commit'][:12]}")
     return f"{text} ({', '.join(details)})" if details else text
+
+
+def docs_note(record: Any) -> str | None:
+    """What a package's cache could not get, one line (``docs repository not reached:
+    README and API pages only``), or None: its docs folder came from the archive or the
+    repository, or the record is not a package's or was written before doc-index recorded
+    this (``shown_source`` then names a repository only when it has a commit)."""
+    if not isinstance(record, dict) or record.get("kind") not in PACKAGE_KINDS:
+        return None
+    note = record.get("docs_note")
+    return note if isinstance(note, str) and note else None
 
 
 def header_source_text(header: dict[str, Any]) -> str:
@@ -350,6 +372,7 @@ def other_source(key: str, held: str, source: Source) -> OtherSource:
                        "build with --name NAME to keep both, or --replace to replace it")
 
 
-__all__ = ["ALL", "DOCS", "FOLDER", "KINDS", "NPM", "PACKAGE_KINDS", "PYPI", "SUBDIR",
-           "OtherSource", "Source", "check_name",
+__all__ = ["ALL", "DOCS", "FOLDER", "KINDS", "NOT_REACHED", "NO_DOCS_ANYWHERE",
+           "NO_REPOSITORY", "NPM", "PACKAGE_KINDS", "PYPI", "SUBDIR",
+           "OtherSource", "Source", "check_name", "docs_note",
            "directory_source", "git_source", "key_part", "place_of", "shown_source"]

@@ -64,7 +64,10 @@ class Pin(NamedTuple):
     """One pinned package: PEP 503-normalized name for PyPI, npm's name for npm; the
     files that pin it (project-relative); the index the lockfile names (None: the user's
     configured one); the archive hashes the lockfile lists (``sha256:<hex>``, npm's
-    ``sha512-<base64>``), empty when it lists none."""
+    ``sha512-<base64>``), empty when it lists none; ``indexes``: every index the pinning
+    files name for it (``index`` first, then requirements' ``--extra-index-url``) and
+    ``find_links`` their ``-f`` locations, as the project wrote them: ``index_choice``
+    decides whether they may be used."""
 
     ecosystem: str
     name: str
@@ -73,6 +76,8 @@ class Pin(NamedTuple):
     sources: tuple[str, ...]
     index: str | None = None  # type: ignore[assignment]  # a field named like tuple.index
     hashes: tuple[str, ...] = ()
+    indexes: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
 
 
 class ProjectPins(NamedTuple):
@@ -94,6 +99,8 @@ class _Locked(NamedTuple):
     index: str | None = None  # type: ignore[assignment]  # a field named like tuple.index
     hashes: tuple[str, ...] = ()
     from_index: bool = True
+    extra: tuple[str, ...] = ()  # requirements' --extra-index-url values
+    find_links: tuple[str, ...] = ()  # requirements' -f values
 
 
 def _elsewhere(ecosystem: str, name: str, direct: bool | None = None) -> _Locked:
@@ -349,6 +356,15 @@ _OPTION_WITH_VALUE = ("-r", "--requirement", "-c", "--constraint", "-i", "--inde
 _PIN = re.compile(r"^(===?)\s*([^\s*,;]+)$")
 
 
+class _Named(NamedTuple):
+    """The locations a requirements file names before a line (pip applies them to the
+    whole install): ``-i``, ``--extra-index-url``, ``-f``."""
+
+    index: str | None  # type: ignore[assignment]  # a field named like tuple.index
+    extra: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+
+
 class _ReqLine(NamedTuple):
     file: str
     line: int
@@ -418,8 +434,9 @@ class _Requirements:
     def __init__(self, reading: _Reading) -> None:
         self.reading = reading
         self.seen: set[Path] = set()
-        self.requirements: list[tuple[_ReqLine, str | None]] = []  # (line, index)
-        self.constraints: list[tuple[_ReqLine, str | None]] = []
+        # (line, what its file names before it: -i, --extra-index-url and -f values)
+        self.requirements: list[tuple[_ReqLine, _Named]] = []
+        self.constraints: list[tuple[_ReqLine, _Named]] = []
 
     def read(self, path: Path, depth: int = 0, constraint: bool = False) -> None:
         reading = self.reading
@@ -437,7 +454,9 @@ class _Requirements:
         if text is None:
             return
         rel = reading.rel(path)
-        index = None
+        index: str | None = None
+        extra: list[str] = []
+        links: list[str] = []
         target = self.constraints if constraint else self.requirements
         for number, line, via in _logical_lines(text):
             requirement, options = _split_options(line)
@@ -446,10 +465,15 @@ class _Requirements:
                     self._include(path, rel, number, value, depth, name in ("-c", "--constraint"))
                 elif name in ("-i", "--index-url"):
                     index = value or index
+                elif name == "--extra-index-url" and value:
+                    extra.append(value)
+                elif name in ("-f", "--find-links") and value:
+                    links.append(value)
                 elif name in ("-e", "--editable"):
                     reading.warn(f"{rel}:{number}: editable {value} is not pinned to a release")
             if requirement:
-                target.append((_ReqLine(rel, number, requirement, tuple(via)), index))
+                named = _Named(index, tuple(extra), tuple(links))
+                target.append((_ReqLine(rel, number, requirement, tuple(via)), named))
 
     def _include(self, path: Path, rel: str, number: int, value: str, depth: int,
                  constraint: bool) -> None:
@@ -493,24 +517,27 @@ def _requirements(reading: _Reading) -> Iterator[tuple[str, _Locked]]:
     for path in files:
         if path.is_file():
             walk.read(path)
-    constrained: dict[str, tuple[str, str | None]] = {}
-    for line, index in walk.constraints:
+    constrained: dict[str, tuple[str, _Named]] = {}
+    for line, named in walk.constraints:
         requirement = _parse_requirement(line, reading)
         if requirement is not None and _pinned(requirement):
-            constrained[canonicalize_name(requirement.name)] = (_pinned(requirement) or "", index)
-    for line, index in walk.requirements:
+            constrained[canonicalize_name(requirement.name)] = (_pinned(requirement) or "", named)
+    for line, named in walk.requirements:
         requirement = _parse_requirement(line, reading)
         if requirement is None:
             continue
         name = canonicalize_name(requirement.name)
         version = _pinned(requirement)
         if version is None and name in constrained:
-            version, index = constrained[name][0], constrained[name][1] or index
+            version, also = constrained[name]
+            named = _Named(also.index or named.index, also.extra + named.extra,
+                           also.find_links + named.find_links)
         if version is None:
             reading.warn(f"{line.file}:{line.line}: {line.text[:80]} is not pinned (==)")
             continue
         direct = not line.via or any(v.startswith(("-r", "-e")) for v in line.via)
-        yield line.file, _Locked(PYPI, name, version, direct, index, ())
+        yield line.file, _Locked(PYPI, name, version, direct, named.index, (),
+                                 extra=named.extra, find_links=named.find_links)
 
 
 # --- npm -------------------------------------------------------------------------------
@@ -837,15 +864,18 @@ def _merge(locked: list[tuple[str, _Locked]], direct_names: Mapping[str, set[str
             continue
         key = (entry.ecosystem, entry.name, entry.version)
         old = merged.get(key)
+        named = ((entry.index,) if entry.index else ()) + entry.extra
         if old is None:
             merged[key] = Pin(entry.ecosystem, entry.name, entry.version, direct, (file,),
-                              entry.index, entry.hashes)
+                              entry.index, entry.hashes, named, entry.find_links)
         else:
             merged[key] = old._replace(
                 direct=old.direct or direct,
                 sources=tuple(sorted(set(old.sources) | {file})),
                 index=old.index or entry.index,
-                hashes=tuple(dict.fromkeys(old.hashes + entry.hashes)))
+                hashes=tuple(dict.fromkeys(old.hashes + entry.hashes)),
+                indexes=tuple(dict.fromkeys(old.indexes + named)),
+                find_links=tuple(dict.fromkeys(old.find_links + entry.find_links)))
     pins = tuple(sorted(merged.values(), key=lambda p: (p.ecosystem, p.name, p.version)))
     versions: dict[tuple[str, str], list[str]] = {}
     for pin in pins:

@@ -1,13 +1,16 @@
 """Where the user's npm finds packages, and the tarball of a pin, read as data (npm never
 runs).
 
-Configuration, a later place winning as in npm: the global ``npmrc``
+Configuration is the user's only, a later place winning as in npm: the global ``npmrc``
 (``NPM_CONFIG_GLOBALCONFIG``, else ``<prefix>/etc/npmrc``), the user's
-(``NPM_CONFIG_USERCONFIG``, else ``~/.npmrc``), the project's ``.npmrc``, then the
-``npm_config_*`` variables (any case). Keys: ``registry``, ``@scope:registry``, and the
-credentials of a registry path (``//host/path/:_authToken``, ``:_auth``,
-``:username``/``:_password``), which are sent only to URLs under that path and never
-shown. ``${VAR}`` in a value is the environment's ``VAR``, as npm expands it.
+(``NPM_CONFIG_USERCONFIG``, else ``~/.npmrc``), then the ``npm_config_*`` variables (any
+case). A project's ``.npmrc``, and any file inside the project being synced, is never read
+for it: a repository chooses neither the registry nor the credentials
+(``index_choice`` reads a project's registry names, as names only). Keys: ``registry``,
+``@scope:registry``, and the credentials of a registry path (``//host/path/:_authToken``,
+``:_auth``, ``:username``/``:_password``), which are sent only to URLs under that path and
+never shown. ``${VAR}`` in a value of the user's own files is the environment's ``VAR``,
+as npm expands it.
 
 A package's metadata is ``GET <registry>/<name>`` (``@scope%2fname``), asked in npm's
 abbreviated form; the version's ``dist.tarball`` is verified with ``dist.integrity``
@@ -38,6 +41,7 @@ from .package_fetch import (
     NotFound,
     digest_from_hex,
     digests_from_sri,
+    inside,
     shown,
     strongest,
 )
@@ -60,6 +64,7 @@ class NpmConfig(NamedTuple):
     scopes: tuple[tuple[str, str], ...] = ()
     auth: tuple[tuple[str, str], ...] = ()
     cafile: str | None = None  # npm's ``cafile``, for ``Fetcher(cafile=...)``
+    origin: str = "npm's default registry"  # where ``registry`` was set (a file, a variable)
 
     def registry_for(self, name: str) -> str:
         """The registry of ``name``: its scope's (``@scope:registry``) or the default."""
@@ -145,23 +150,27 @@ def _global_npmrc(env: Mapping[str, str]) -> Path | None:
 
 def npm_config(project: Path | None = None, env: Mapping[str, str] | None = None, *,
                home: Path | None = None, global_config: Path | None = None) -> NpmConfig:
-    """npm's registry configuration for a project (see the module text for the order)."""
+    """The user's npm registry configuration (see the module text for the order);
+    ``project``: the folder being synced, none of whose files is read."""
     env = os.environ if env is None else env
     home = Path.home() if home is None else home
     lowered = {k.lower(): v for k, v in env.items()}
     files = [global_config if global_config is not None else _global_npmrc(env),
              Path(lowered.get("npm_config_userconfig") or home / ".npmrc")]
-    if project is not None:
-        files.append(project / ".npmrc")
     settings: dict[str, str] = {}
+    origin = "npm's default registry"
     for path in files:
-        if path is not None:
-            settings.update(_read_npmrc(path, env))
+        if path is not None and not inside(path, project):
+            found = _read_npmrc(path, env)
+            origin = str(path) if found.get("registry") else origin
+            settings.update(found)
     for name, value in env.items():
         if name.lower().startswith("npm_config_"):
             key = name[len("npm_config_"):]
-            settings[key if key.startswith(("@", "//")) else key.lower().replace("_", "-")] = value
-    return _config_of(settings)
+            key = key if key.startswith(("@", "//")) else key.lower().replace("_", "-")
+            origin = name if key == "registry" and value else origin
+            settings[key] = value
+    return _config_of(settings)._replace(origin=origin)
 
 
 def _config_of(settings: Mapping[str, str]) -> NpmConfig:

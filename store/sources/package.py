@@ -36,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import re
 from contextlib import ExitStack
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...foundation.errors import PackageError, UsageError
@@ -51,7 +50,15 @@ from .docs_folder import (
     choose,
     classify,
 )
-from .identity import FOLDER, NPM, PYPI, Source
+from .identity import (
+    FOLDER,
+    NO_DOCS_ANYWHERE,
+    NO_REPOSITORY,
+    NOT_REACHED,
+    NPM,
+    PYPI,
+    Source,
+)
 from .walk import DEFAULT_MAX_BYTES, Scan, SourceFile, nothing_to_index
 
 if TYPE_CHECKING:
@@ -130,43 +137,47 @@ def _npm_spec(text: str, source: str) -> PackageSpec:
 
 
 class Downloaded(NamedTuple):
-    """A verified archive: where it was found (``package_fetch.Artifact``), its bytes and
-    their sha256."""
+    """A verified archive: where it was found (``package_fetch.Artifact``), its bytes,
+    their sha256, and whose configuration chose that index (for the summary)."""
 
     artifact: Any  # package_fetch.Artifact (imported late: the build path's cost)
     data: bytes
     sha256: str
+    via: str = ""
 
 
-def fetch_archive(spec: PackageSpec, *, project: Path | None = None,
-                  index: str | None = None, hashes: tuple[str, ...] = ()) -> Downloaded:
-    """Find and download ``spec``'s source archive from the user's configured index
-    (``index``, a lockfile's, is asked first); with ``hashes`` (a lockfile's), the bytes
-    must also match one of them. PackageError (and its kinds) otherwise."""
+def fetch_archive(spec: PackageSpec, *, config: Any = None,
+                  hashes: tuple[str, ...] = ()) -> Downloaded:
+    """Find and download ``spec``'s source archive through ``config`` (a ``PypiConfig``
+    or ``NpmConfig``; None: the user's own configuration, ``index_choice`` says which
+    index a synced pin uses); with ``hashes`` (a lockfile's), the bytes must also match
+    one of them. PackageError (and its kinds) otherwise."""
     from .package_fetch import Fetcher, download
 
     if spec.ecosystem == PYPI:
-        from .package_index import IndexLocation, authorizer, find_sdist, pypi_config
+        from .package_index import authorizer, find_sdist, pypi_config
 
-        config = pypi_config(project=project)
-        if index and all(loc.url != index for loc in config.locations):
-            config = config._replace(locations=(IndexLocation(index, "the lockfile"),
-                                                *config.locations))
+        config = pypi_config() if config is None else config
         fetcher = Fetcher(authorize=authorizer(config), cafile=config.cafile)
         artifact = find_sdist(config, spec.name, spec.version, fetcher)
+        location = next(loc for loc in config.locations if loc.url == artifact.index)
+        via = (f"the project's ({location.origin}), accepted by hand" if location.from_project
+               else f"{config.installer}'s configuration ({location.origin}): {config.why}")
     else:
         from .npm_registry import find_npm_tarball, npm_config
 
-        npm = npm_config(project)
-        fetcher = Fetcher(authorize=npm.authorize, cafile=npm.cafile)
-        artifact = find_npm_tarball(npm, spec.name, spec.version, fetcher)
+        config = npm_config() if config is None else config
+        fetcher = Fetcher(authorize=config.authorize, cafile=config.cafile)
+        artifact = find_npm_tarball(config, spec.name, spec.version, fetcher)
+        via = config.origin if config.origin.startswith(("the project's", "npm's default")) \
+            else f"npm's configuration ({config.origin})"
     data = download(artifact, fetcher)
     sha256 = hashlib.sha256(data).hexdigest()
     if hashes and not _matches_lock(data, sha256, hashes):
         raise PackageError(f"{artifact.filename} does not match the hash the lockfile lists "
                            f"for {spec} ({hashes[0]}): the index serves other bytes than "
                            "the ones the project was locked with")
-    return Downloaded(artifact, data, sha256)
+    return Downloaded(artifact, data, sha256, via)
 
 
 def _matches_lock(data: bytes, sha256: str, hashes: tuple[str, ...]) -> bool:
@@ -260,11 +271,14 @@ def api_pages(paths: list[str], taken: set[str]) -> dict[str, bytes]:
 
 class RepoPart(NamedTuple):
     """The repository's contribution: its scan (None when it gave nothing), the record
-    (``url``, ``tag``, ``commit``, ``why``) and the summary's line."""
+    (``url``, ``tag``, ``commit``, ``why``, ``reached``: False when git could not list
+    its tags or fetch the tag), the summary's line, and ``gap``: why it gave no docs
+    (``identity.docs_note``'s cause), None when it did."""
 
     scan: Scan | None
     record: dict[str, Any] | None
     line: str
+    gap: str | None = None
 
 
 def repository_of(spec: PackageSpec, files: dict[str, bytes]) -> Any:
@@ -312,28 +326,33 @@ def repository_part(spec: PackageSpec, files: dict[str, bytes], stack: ExitStack
 
     repo = repository_of(spec, files)
     if repo is None:
-        return RepoPart(None, None, "repository: none named in the package's metadata")
+        return RepoPart(None, None, "repository: none named in the package's metadata",
+                        NO_REPOSITORY)
     shown = printable(repo.url)
     try:
         tags = list_tags(repo.url)
     except DocIndexError as exc:
-        return RepoPart(None, {"url": repo.url, "why": exc.message},
-                        f"repository: {shown} unavailable: {exc.message}")
+        return RepoPart(None, {"url": repo.url, "why": exc.message, "reached": False},
+                        f"repository: {shown} unavailable: {exc.message}", NOT_REACHED)
     choice = choose_tag(tags, spec.version, name=spec.name, ecosystem=spec.ecosystem)
     if choice.tag is None:
-        return RepoPart(None, {"url": repo.url, "why": choice.reason},
-                        f"repository: {shown}: {choice.reason}")
+        return RepoPart(None, {"url": repo.url, "why": choice.reason, "reached": True},
+                        f"repository: {shown}: {choice.reason}",
+                        f"no tag for {spec.version} in the docs repository")
     try:
         scan = _scan_tag(repo, choice.tag, stack, max_bytes)
     except DocIndexError as exc:
-        return RepoPart(None, {"url": repo.url, "tag": choice.tag, "why": exc.message},
-                        f"repository: {shown} at tag {choice.tag} unavailable: {exc.message}")
+        return RepoPart(None, {"url": repo.url, "tag": choice.tag, "why": exc.message,
+                               "reached": False},
+                        f"repository: {shown} at tag {choice.tag} unavailable: {exc.message}",
+                        NOT_REACHED)
     record = {"url": repo.url, "tag": choice.tag, "commit": scan.commit_hash,
-              "why": choice.reason}
+              "why": choice.reason, "reached": True}
     where = f"{shown} at {choice.reason} (commit {scan.commit_hash[:12]})"
     selection = scan.selection
     if selection is None or not scan.files:
-        return RepoPart(None, record, f"repository: {where}: no docs folder there either")
+        return RepoPart(None, record, f"repository: {where}: no docs folder there either",
+                        NO_DOCS_ANYWHERE)
     what = f"{selection.what} ({selection.why})" if selection.why else selection.what
     return RepoPart(scan, record, f"repository: {where}: docs {what}")
 
@@ -364,17 +383,15 @@ def _scan_tag(repo: Any, tag: str, stack: ExitStack, max_bytes: int) -> Scan:
 def build_from_package(store: IndexStore, source: str, *, name: str | None = None,
                        full: bool = False, replace: bool = False,
                        max_bytes: int = DEFAULT_MAX_BYTES, progress: Progress | None = None,
-                       project: Path | None = None, index: str | None = None,
-                       hashes: tuple[str, ...] = ()) -> BuildReport:
+                       config: Any = None, hashes: tuple[str, ...] = ()) -> BuildReport:
     """Build or update the cache of a published package (``pypi:NAME==VERSION``,
-    ``npm:NAME@VERSION``), named ``NAME@VERSION`` or exactly ``name``. ``project``: the
-    folder whose installer configuration applies (None: the current one); ``index`` and
-    ``hashes``: a lockfile's (``sync``)."""
+    ``npm:NAME@VERSION``), named ``NAME@VERSION`` or exactly ``name``. ``config``: the
+    installer configuration to fetch with (None: the user's own; never a file of the
+    current folder); ``hashes``: a lockfile's (``sync``)."""
     spec = parse_spec(source)
     key = Source(spec.ecosystem, "", spec.version, spec.ecosystem, spec.name,
                  spec.key).cache_key(name)
-    got = fetch_archive(spec, project=Path.cwd() if project is None else project, index=index,
-                        hashes=hashes)
+    got = fetch_archive(spec, config=config, hashes=hashes)
     from .archives import read_archive
 
     contents = read_archive(got.data, got.artifact.filename)
@@ -401,7 +418,8 @@ def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: Exit
     selection, docs = archive_docs(files)
     check = (f"{artifact.digest.algorithm} verified" if artifact.digest
              else "no published hash: a local file index")
-    about = [f"package: {spec}: {artifact.filename} from {shown(artifact.index)} ({check})"]
+    about = [f"package: {spec}: {artifact.filename} from {shown(artifact.index)} ({check})",
+             f"index: {got.via}"]
     about += [f"warning: {w}" for w in artifact.warnings]
     from_archive = dict(docs)
     if selection.folders:
@@ -412,6 +430,7 @@ def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: Exit
         shown_files = ", ".join(sorted(docs)) or "none"
         about.append(f"docs: no docs folder in the archive; its README-like files: "
                      f"{shown_files}")
+    about += [line for line in [selection.copies_line()] if line]
     if spec.ecosystem == PYPI:
         pages = api_pages(list(files), set(files))
         from_archive.update(pages)
@@ -419,22 +438,14 @@ def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: Exit
             plural = "s" if len(pages) > 1 else ""
             about.append(f"api: {len(pages)} page{plural} under {API_FOLDER}/ (::: per public "
                          f"module: {_few(sorted(pages))}), from the archive's docstrings")
-    details: dict[str, Any] = {**artifact.record(got.sha256), "commit": None}
+    details: dict[str, Any] = {**artifact.record(got.sha256), "commit": None,
+                                "docs_from": "archive", "docs_note": None}
     scan = Scan(commit_hash=got.sha256)
     scan.skipped = [(s.name, s.reason) for s in contents.skipped]
     repo_files: list[SourceFile] = []
     if not selection.folders:
         part = repository_part(spec, files, stack, max_bytes)
-        if part.record is not None:
-            details["repository"] = part.record
-            details["commit"] = part.record.get("commit")
-        line = part.line
-        if part.scan is not None:  # the archive's copy of a shared path is the published one
-            repo_files = [f for f in part.scan.files if f.path not in from_archive]
-            scan.skipped += part.scan.skipped
-            scan.kinds.update(part.scan.kinds)
-            line += f", {len(repo_files)} file{'s' if len(repo_files) != 1 else ''}"
-        about.append(line)
+        repo_files = _take_repository(part, from_archive, scan, details, about)
     if not from_archive and not repo_files:
         raise nothing_to_index(f"{spec} ({artifact.filename})", scan)
     kept = [f for p, d in from_archive.items() if (f := _file(p, d, max_bytes, scan))]
@@ -443,6 +454,38 @@ def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: Exit
     scan.skipped.sort()
     scan.expand = _package_expansion(files, max_bytes, selection.folders)
     return scan, details, about
+
+
+def _take_repository(part: RepoPart, from_archive: dict[str, bytes], scan: Scan,
+                     details: dict[str, Any], about: list[str]) -> list[SourceFile]:
+    """The repository's files to index (the archive's copy of a shared path is the
+    published one), its record and summary line; with no docs from it, the record's
+    ``docs_note`` says why and what the cache holds instead (``identity.docs_note``)."""
+    if part.record is not None:
+        details["repository"] = part.record
+        details["commit"] = part.record.get("commit")
+    line = part.line
+    repo_files: list[SourceFile] = []
+    if part.scan is not None:
+        repo_files = [f for f in part.scan.files if f.path not in from_archive]
+        scan.skipped += part.scan.skipped
+        scan.kinds.update(part.scan.kinds)
+        line += f", {len(repo_files)} file{'s' if len(repo_files) != 1 else ''}"
+    about.append(line)
+    if part.gap is None:
+        details["docs_from"] = "repository"
+    else:
+        details["docs_from"] = None
+        details["docs_note"] = f"{part.gap}: {_holds(list(from_archive))} only"
+    return repo_files
+
+
+def _holds(paths: list[str]) -> str:
+    """What a cache without a docs folder holds: ``README and API pages``, ``README``
+    (npm, or no public module), ``API pages`` (no README-like file)."""
+    api = any(p.startswith(API_FOLDER + "/") for p in paths)
+    readme = any(not p.startswith(API_FOLDER + "/") for p in paths)
+    return " and ".join([w for w, there in (("README", readme), ("API pages", api)) if there])
 
 
 def _package_expansion(files: dict[str, bytes], max_bytes: int,

@@ -30,6 +30,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -126,6 +127,18 @@ def split_credentials(url: str) -> tuple[str, str | None]:
     user, _, password = userinfo.partition(":")
     token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
     return urlunsplit(parts._replace(netloc=host)), f"Basic {token}"
+
+
+def inside(path: str | os.PathLike[str], project: str | os.PathLike[str] | None) -> bool:
+    """True when ``path`` lies in the folder ``project`` (links resolved): a configuration
+    file there is the project's, never read as the user's (``pypi_config``,
+    ``npm_config``)."""
+    if project is None:
+        return False
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(project))
+    except (OSError, ValueError):
+        return True
 
 
 def host_key(url: str) -> str:
@@ -346,5 +359,5 @@ def download(artifact: Artifact, fetcher: Fetcher, *,
 __all__ = [
     "Artifact", "Digest", "Fetched", "Fetcher", "MAX_ARCHIVE_BYTES", "MAX_PAGE_BYTES",
     "NotFound", "digest_from_hex", "digests_from_sri", "download", "file_path", "host_key",
-    "shown", "split_credentials", "strongest",
+    "inside", "shown", "split_credentials", "strongest",
 ]

@@ -1,7 +1,10 @@
 """Where the user's Python installer finds packages, and the source archive of a pin.
 
 Configuration is read as data, never by running pip or uv (``pip download`` of an sdist
-runs its build backend). Two installers, each with its own rules:
+runs its build backend), and only the user's own: no file inside the project being synced
+is read (``project``), so a repository can neither choose the index nor switch the
+installer (docs/security.md, "Where packages come from"). Two installers, each with its
+own rules:
 
 - **pip**: the configuration files in pip's order (global ``$XDG_CONFIG_DIRS/pip/pip.conf``
   then ``/etc/pip.conf``; user ``~/.pip/pip.conf`` then ``$XDG_CONFIG_HOME/pip/pip.conf``,
@@ -12,14 +15,17 @@ runs its build backend). Two installers, each with its own rules:
   ``find-links``, ``no-index``.
 - **uv**: ``UV_INDEX``, ``UV_EXTRA_INDEX_URL``, ``UV_DEFAULT_INDEX`` (else
   ``UV_INDEX_URL``), ``UV_FIND_LINKS``, ``UV_NO_INDEX``, then the configuration files
-  (``UV_CONFIG_FILE``, else the project's ``uv.toml`` or ``pyproject.toml`` ``[tool.uv]``,
-  the user's and the system's ``uv.toml``; ``UV_NO_CONFIG`` reads none): ``index``
-  tables, ``index-url``, ``extra-index-url``, ``find-links``, ``no-index``. Indexes are
-  searched in uv's priority: the variables' indexes, then the files', the default last.
+  (``UV_CONFIG_FILE``, else the user's and the system's ``uv.toml``; never a project's
+  ``uv.toml`` or ``[tool.uv]``; ``UV_NO_CONFIG`` reads none): ``index`` tables,
+  ``index-url``, ``extra-index-url``, ``find-links``, ``no-index``. Indexes are searched
+  in uv's priority: the variables' indexes, then the files', the default last.
 
-``installer="auto"`` takes uv when a ``UV_*`` index variable is set or the project has
-``uv.lock``/``uv.toml``/``[tool.uv]``, pip otherwise. Locations are searched in order;
-the first one with a source distribution of the pinned version gives it.
+``installer="auto"`` (``choose_installer``) takes the installer the user configured: the
+one whose configuration names an index; when both do, the one set in the environment over
+one set only in files (both installers rank their variables over their files), and pip on
+a tie (its settings are the ones more Python tools share: pip, pip-tools, pipenv, tox);
+PyPI through pip when neither does. Locations are searched in order; the first one with a
+source distribution of the pinned version gives it.
 
 Indexes speak PEP 503 (HTML) or PEP 691 (JSON, asked first). A ``file://`` index is a
 directory laid out as a simple index (``<index>/<name>/index.html``); a find-links
@@ -52,6 +58,7 @@ from .package_fetch import (
     digest_from_hex,
     file_path,
     host_key,
+    inside,
     shown,
     split_credentials,
     strongest,
@@ -72,30 +79,36 @@ MAX_CONFIG_BYTES = 1 << 20
 _TRUE = ("1", "yes", "true", "on", "y", "t")
 _UV_INDEX_VARIABLES = ("UV_INDEX", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX_URL",
                        "UV_FIND_LINKS", "UV_NO_INDEX")
+_PIP_INDEX_KEYS = ("index-url", "extra-index-url", "find-links", "no-index")
+_UV_INDEX_KEYS = ("index", "index-url", "extra-index-url", "find-links", "no-index")
 
 
 class IndexLocation(NamedTuple):
     """One place to look: a simple index, or (``flat``) a find-links directory or page.
 
     ``url`` may carry credentials (``https://user:token@host/simple/``): show it only
-    through ``shown()``. ``origin`` says where it was configured."""
+    through ``shown()``. ``origin`` says where it was configured; ``from_project``: a
+    project's index a person accepted by hand (``sync --trust-project-index``), never
+    given any credential (``authorizer``)."""
 
     url: str
     origin: str
     flat: bool = False
+    from_project: bool = False
 
     def shown(self) -> str:
         return shown(self.url)
 
 
 class PypiConfig(NamedTuple):
-    """The installer whose configuration was read, its locations in search order and the
+    """The installer whose configuration was read, its locations in search order, the
     CA bundle it verifies HTTPS with (pip's ``cert``, ``SSL_CERT_FILE`` for uv; None: the
-    system's), for ``Fetcher(cafile=...)``."""
+    system's), for ``Fetcher(cafile=...)``, and why that installer (``choose_installer``)."""
 
     installer: str
     locations: tuple[IndexLocation, ...]
     cafile: str | None = None
+    why: str = ""
 
 
 # --- configuration ---------------------------------------------------------------------
@@ -180,18 +193,29 @@ def _pip_file_settings(path: Path) -> dict[str, str]:
     return settings
 
 
-def pip_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,
-               platform: str = sys.platform, etc: Path = Path("/etc")) -> PypiConfig:
-    """pip's locations: index-url (default PyPI), extra-index-urls, find-links."""
-    env = os.environ if env is None else env
-    home = Path.home() if home is None else home
+def _pip_settings(env: Mapping[str, str], home: Path, platform: str, etc: Path,
+                  project: Path | None) -> dict[str, tuple[str, str]]:
+    """pip's settings, key -> (value, where it was set), later places winning."""
     settings: dict[str, tuple[str, str]] = {}
     for _kind, path in pip_config_files(env, home, platform, etc):
+        if inside(path, project):
+            continue
         for key, value in _pip_file_settings(path).items():
             settings[key] = (value, str(path))
     for name, value in env.items():
         if name.startswith("PIP_"):
             settings[_pip_key(name[4:])] = (value, name)
+    return settings
+
+
+def pip_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,
+               platform: str = sys.platform, etc: Path = Path("/etc"),
+               project: Path | None = None) -> PypiConfig:
+    """pip's locations: index-url (default PyPI), extra-index-urls, find-links; no file
+    inside ``project`` is read."""
+    env = os.environ if env is None else env
+    home = Path.home() if home is None else home
+    settings = _pip_settings(env, home, platform, etc, project)
     cert = settings.get("cert", ("", ""))[0].strip() or None
     return PypiConfig("pip", _pip_locations(settings), cert)
 
@@ -231,30 +255,26 @@ def _uv_env_index(entry: str) -> str:
     return url if sep and "://" not in name and "/" not in name else entry
 
 
-def _uv_config_tables(env: Mapping[str, str], home: Path, project: Path | None,
-                      etc: Path) -> list[tuple[dict[str, Any], str]]:
-    """uv's settings tables, the first one winning: UV_CONFIG_FILE, else the project's,
-    the user's and the system's files."""
+def _uv_config_tables(env: Mapping[str, str], home: Path, etc: Path, project: Path | None,
+                      ) -> list[tuple[dict[str, Any], str]]:
+    """uv's settings tables, the first one winning: UV_CONFIG_FILE, else the user's and
+    the system's files; never a project's ``uv.toml`` or ``[tool.uv]``, nor any file
+    inside ``project``."""
     if env.get("UV_NO_CONFIG"):
         return []
     if env.get("UV_CONFIG_FILE"):
-        candidates = [(Path(env["UV_CONFIG_FILE"]), False)]
+        candidates = [Path(env["UV_CONFIG_FILE"])]
     else:
-        candidates = []
-        if project is not None:
-            candidates.append((project / "uv.toml", False))
-            if not (project / "uv.toml").is_file():
-                candidates.append((project / "pyproject.toml", True))
         config_home = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
-        candidates.append((config_home / "uv" / "uv.toml", False))
+        candidates = [config_home / "uv" / "uv.toml"]
         dirs = env.get("XDG_CONFIG_DIRS") or "/etc/xdg"
-        candidates += [(Path(d) / "uv" / "uv.toml", False) for d in dirs.split(":") if d]
-        candidates.append((etc / "uv" / "uv.toml", False))
+        candidates += [Path(d) / "uv" / "uv.toml" for d in dirs.split(":") if d]
+        candidates.append(etc / "uv" / "uv.toml")
     tables = []
-    for path, in_pyproject in candidates:
+    for path in candidates:
+        if inside(path, project):
+            continue
         table = _toml_table(path, "uv configuration")
-        if in_pyproject:
-            table = table.get("tool", {}).get("uv", {}) if isinstance(table, dict) else {}
         if isinstance(table, dict) and table:
             tables.append((table, str(path)))
     return tables
@@ -280,7 +300,8 @@ def _str_list(value: object) -> list[str]:
 
 def uv_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,
               project: Path | None = None, etc: Path = Path("/etc")) -> PypiConfig:
-    """uv's locations in uv's priority: explicit indexes first, the default index last."""
+    """uv's locations in uv's priority: explicit indexes first, the default index last;
+    no file inside ``project`` is read."""
     env = os.environ if env is None else env
     home = Path.home() if home is None else home
     extra: list[IndexLocation] = []
@@ -297,7 +318,7 @@ def uv_config(env: Mapping[str, str] | None = None, *, home: Path | None = None,
         if entry.strip():
             flat.append(IndexLocation(_as_url(entry), "UV_FIND_LINKS", flat=True))
     no_index = env.get("UV_NO_INDEX", "").strip().lower() in _TRUE
-    for table, origin in _uv_config_tables(env, home, project, etc):
+    for table, origin in _uv_config_tables(env, home, etc, project):
         default = _uv_file_locations(table, origin, extra, flat, default)
         no_index = no_index or table.get("no-index") is True
     cafile = env.get("SSL_CERT_FILE") or None
@@ -331,39 +352,63 @@ def _uv_file_locations(table: dict[str, Any], origin: str, extra: list[IndexLoca
     return default
 
 
-def uses_uv(env: Mapping[str, str], project: Path | None) -> bool:
-    """True when the user's Python installer is taken to be uv (see the module text)."""
-    if any(env.get(name, "").strip() for name in _UV_INDEX_VARIABLES):
-        return True
-    if project is None:
-        return False
-    if (project / "uv.lock").is_file() or (project / "uv.toml").is_file():
-        return True
-    table = _toml_table(project / "pyproject.toml", "project file")
-    tool = table.get("tool") if isinstance(table, dict) else None
-    return isinstance(tool, dict) and "uv" in tool
+def _configured(settings: Mapping[str, tuple[str, str]], env_names: tuple[str, ...],
+                keys: tuple[str, ...]) -> int:
+    """2: an index setting comes from the environment, 1: only from files, 0: none."""
+    origins = [origin for key, (value, origin) in settings.items() if key in keys and value]
+    return 2 if any(o in env_names for o in origins) else 1 if origins else 0
+
+
+def choose_installer(env: Mapping[str, str], *, home: Path, etc: Path = Path("/etc"),
+                     platform: str = sys.platform, project: Path | None = None,
+                     ) -> tuple[str, str]:
+    """The installer whose configuration is read, and why (see the module text). Only
+    the user's configuration counts: nothing in ``project`` changes the answer."""
+    pip_env = tuple(n for n in env if n.startswith("PIP_"))
+    pip = _configured(_pip_settings(env, home, platform, etc, project), pip_env,
+                      _PIP_INDEX_KEYS)
+    uv = 2 if any(env.get(name, "").strip() for name in _UV_INDEX_VARIABLES) else 0
+    if not uv and any(k in table for table, _ in _uv_config_tables(env, home, etc, project)
+                      for k in _UV_INDEX_KEYS):
+        uv = 1
+    if not pip and not uv:
+        return "pip", "neither pip nor uv names an index: PyPI"
+    if not (pip and uv):
+        return ("pip" if pip else "uv"), "the only installer configured"
+    if pip == uv:
+        where = "in the environment" if pip == 2 else "in their files"
+        return "pip", f"pip and uv both name an index {where}; pip's wins a tie"
+    if uv > pip:
+        return "uv", "uv's setting in the environment wins over pip's in its files"
+    return "pip", "pip's setting in the environment wins over uv's in its files"
 
 
 def pypi_config(env: Mapping[str, str] | None = None, *, installer: str = "auto",
                 project: Path | None = None, home: Path | None = None,
                 etc: Path = Path("/etc")) -> PypiConfig:
     """The locations of the user's installer: ``installer`` is ``pip``, ``uv`` or
-    ``auto`` (uv when ``uses_uv``)."""
+    ``auto`` (``choose_installer``). ``project``: the folder being synced, none of whose
+    files is read."""
     env = os.environ if env is None else env
+    home = Path.home() if home is None else home
+    why = "asked for"
     if installer == "auto":
-        installer = "uv" if uses_uv(env, project) else "pip"
+        installer, why = choose_installer(env, home=home, etc=etc, project=project)
     if installer == "uv":
-        return uv_config(env, home=home, project=project, etc=etc)
+        return uv_config(env, home=home, project=project, etc=etc)._replace(why=why)
     if installer == "pip":
-        return pip_config(env, home=home, etc=etc)
+        return pip_config(env, home=home, etc=etc, project=project)._replace(why=why)
     raise BadSource(f"unknown installer {installer!r}: pip, uv or auto")
 
 
 def authorizer(config: PypiConfig):  # type: ignore[no-untyped-def]
     """The fetcher's credential rule: an index URL's ``user:password@`` goes to that
-    index's host (as pip does), never to another one."""
+    index's host (as pip does), never to another one; a project's location (accepted by
+    hand) gives none."""
     by_host: dict[str, str] = {}
     for location in config.locations:
+        if location.from_project:
+            continue
         _, authorization = split_credentials(location.url)
         if authorization:
             by_host.setdefault(host_key(location.url), authorization)
@@ -573,8 +618,8 @@ def _artifact(location: IndexLocation, chosen: IndexFile, name: str, version: st
 
 
 __all__ = [
-    "IndexFile", "IndexLocation", "PYPI_SIMPLE", "PypiConfig", "authorizer", "choose_sdist",
-    "find_sdist", "list_files", "parse_simple_html", "parse_simple_json", "pip_config",
-    "pip_config_files", "project_page_url", "pypi_config", "sdist_version", "uses_uv",
-    "uv_config",
+    "IndexFile", "IndexLocation", "PYPI_SIMPLE", "PypiConfig", "authorizer", "choose_installer",
+    "choose_sdist", "find_sdist", "list_files", "parse_simple_html",
+    "parse_simple_json", "pip_config", "pip_config_files", "project_page_url", "pypi_config",
+    "sdist_version", "uv_config",
 ]

@@ -5,9 +5,17 @@ dependencies, or every locked package with ``all_locked``). Each pin's cache is
 ``NAME@VERSION`` (``package.PackageSpec.key``):
 
 - **keep**: a cache of that name already holds that package at that version (its
-  manifest's source record says so): no network, no work;
-- **build**: otherwise (``package.build_from_package``, the lockfile's index asked first
-  and its hashes checked); a changed pin builds the new version beside the old one;
+  manifest's source record says so), from an index this pin is fetched from, with an
+  archive hash the lockfile lists if it lists any (``index_choice.rebuild_reason``): no
+  network, no work;
+- **build**: otherwise (``package.build_from_package`` through the user's configuration,
+  ``index_choice``: an index the project locked against and the user configures asked
+  first, the lockfile's hashes checked); a changed pin builds the new version beside the
+  old one; a cache from another index or archive is rebuilt in place, and the summary
+  says so;
+- **refuse**: the project names an index the user's configuration does not
+  (``index_choice``): one line, nothing fetched, unless ``trust_project_index`` (given
+  by a person running ``sync --trust-project-index``, never by the hook);
 - **prune** (``prune=True``): a cache sync made for this project earlier, that no project
   synced into this root pins any more, and that still holds a package (its source record's
   kind): deleted through the store's delete (``cache_marks``' rule). Nothing else is ever
@@ -31,10 +39,11 @@ from ...foundation.errors import DocIndexError, UsageError, exit_code_of
 from ...foundation.printable import printable
 from ..index_store import IndexStore
 from ..sync_records import made_for, pinned_by_projects, write_record
-from .identity import PACKAGE_KINDS
+from .identity import PACKAGE_KINDS, docs_note
+from .index_choice import Choice, IndexChoice, rebuild_reason
 from .package import PackageSpec
 
-KEEP, BUILD, PRUNE = "keep", "build", "prune"
+KEEP, BUILD, PRUNE, REFUSE = "keep", "build", "prune", "refuse"
 # (done, total, the cache being worked on): a door draws progress with it
 SyncProgress = Callable[[int, int, str], None]
 
@@ -42,7 +51,9 @@ SyncProgress = Callable[[int, int, str], None]
 class SyncItem(NamedTuple):
     """One step of the plan: the cache, the package spec (``pypi:flask==3.1.0``), what
     to do and why; after a run, ``outcome`` (``kept``, ``built``, ``up to date``,
-    ``pruned``, ``failed``) and ``message`` (a failure's one line, a build's counts)."""
+    ``pruned``, ``refused``, ``failed``) and ``message`` (a failure's or a refusal's one
+    line, a build's counts); ``note``: what the kept or built cache could not get
+    (``identity.docs_note``)."""
 
     key: str
     spec: str
@@ -51,21 +62,28 @@ class SyncItem(NamedTuple):
     outcome: str | None = None
     message: str | None = None
     exit_code: int = 0
+    note: str | None = None
 
 
 class SyncReport(NamedTuple):
-    """What ``sync`` planned (``dry_run``) or did, in plan order, with the lockfiles read
-    and their warnings."""
+    """What ``sync`` planned (``dry_run``) or did, in plan order, with the lockfiles read,
+    their warnings, and where each ecosystem's packages come from (``indexes``, the
+    summary's lines: ``IndexChoice.lines``);
+    ``meaning``: what embedding the caches did, or why not (set by the library after the
+    sync, ``doc_index.meaning_build``)."""
 
     project: Path
     files: tuple[str, ...]
     warnings: tuple[str, ...]
     items: tuple[SyncItem, ...]
     dry_run: bool
+    indexes: tuple[str, ...] = ()
+    meaning: str | None = None
 
     @property
     def failures(self) -> tuple[SyncItem, ...]:
-        return tuple(item for item in self.items if item.outcome == "failed")
+        """The pins not synced: refused (a project's index) or failed."""
+        return tuple(item for item in self.items if item.outcome in ("refused", "failed"))
 
     def count(self, outcome: str) -> int:
         return sum(1 for item in self.items if (item.outcome or item.action) == outcome)
@@ -77,12 +95,15 @@ class _Pinned(NamedTuple):
     text: str
     pin: Any  # lockfiles.Pin
     problem: str | None
+    choice: Choice | None = None  # how it is fetched (None: ``problem``)
+    why: str = "invalid pin"  # what ``problem`` is
 
 
 def plan_sync(store: IndexStore, project: Path, *, prune: bool = False,
-              all_locked: bool = False) -> tuple[SyncReport, list[_Pinned]]:
-    """The plan (nothing fetched, nothing written): keep / build per pin, prune per
-    cache no project pins any more."""
+              all_locked: bool = False, trust_project_index: bool = False,
+              ) -> tuple[SyncReport, list[_Pinned]]:
+    """The plan (nothing fetched, nothing written): keep / build / refuse per pin, prune
+    per cache no project pins any more."""
     from .lockfiles import read_project_pins
 
     pins = read_project_pins(project, all_locked=all_locked)
@@ -91,7 +112,8 @@ def plan_sync(store: IndexStore, project: Path, *, prune: bool = False,
                          f"{printable(str(project))} (uv.lock, poetry.lock, Pipfile.lock, "
                          "pdm.lock, pylock.toml, requirements*.txt, package-lock.json, "
                          "pnpm-lock.yaml, yarn.lock): give the project's folder")
-    pinned = [_pinned(pin) for pin in pins.pins if pin.direct or all_locked]
+    choices = IndexChoice(project, trust=trust_project_index)
+    pinned = [_pinned(pin, choices) for pin in pins.pins if pin.direct or all_locked]
     held = _package_caches(store)
     items: list[SyncItem] = []
     for entry in pinned:
@@ -103,12 +125,13 @@ def plan_sync(store: IndexStore, project: Path, *, prune: bool = False,
         made = made_for(store.root, project)
         for key in sorted(made - wanted):
             if key in held:
-                items.append(SyncItem(key, held[key][0], PRUNE, "no project pins it"))
-    report = SyncReport(project, pins.files, pins.warnings, tuple(items), True)
+                items.append(SyncItem(key, held[key].spec, PRUNE, "no project pins it"))
+    indexes = tuple(choices.lines({entry.pin.ecosystem for entry in pinned}))
+    report = SyncReport(project, pins.files, pins.warnings, tuple(items), True, indexes)
     return report, pinned
 
 
-def _pinned(pin: Any) -> _Pinned:
+def _pinned(pin: Any, choices: IndexChoice) -> _Pinned:
     from .package import parse_spec
 
     sep = "==" if pin.ecosystem == "pypi" else "@"
@@ -117,26 +140,44 @@ def _pinned(pin: Any) -> _Pinned:
         spec = parse_spec(text)
     except DocIndexError as exc:
         return _Pinned(f"{pin.name}@{pin.version}", None, text, pin, exc.message)
-    return _Pinned(spec.key, spec, str(spec), pin, None)
+    try:
+        choice = choices.for_pin(pin)
+    except DocIndexError as exc:  # the user's configuration does not read
+        return _Pinned(spec.key, spec, str(spec), pin, exc.message, None, "configuration")
+    return _Pinned(spec.key, spec, str(spec), pin, None, choice)
 
 
-def _step(entry: _Pinned, held: dict[str, tuple[str, str, str]]) -> SyncItem:
-    if entry.spec is None:
-        return SyncItem(entry.key, entry.text, BUILD, "invalid pin", "failed",
-                        entry.problem, 1)
-    spec = entry.spec
+def _step(entry: _Pinned, held: dict[str, _Held]) -> SyncItem:
+    if entry.spec is None or entry.choice is None:
+        return SyncItem(entry.key, entry.text, BUILD, entry.why, "failed", entry.problem, 1)
+    spec, choice = entry.spec, entry.choice
+    if choice.refusal is not None:
+        return SyncItem(entry.key, str(spec), REFUSE, choice.refusal, "refused",
+                        choice.refusal, 1)
     mine = held.get(entry.key)
-    if mine == (str(spec), spec.ecosystem, spec.name):
-        return SyncItem(entry.key, str(spec), KEEP, "cached at this version")
-    others = sorted(k for k, (_, kind, name) in held.items()
-                    if (kind, name) == (spec.ecosystem, spec.name) and k != entry.key)
+    if mine is not None and mine[:3] == (str(spec), spec.ecosystem, spec.name):
+        why = rebuild_reason(mine.record, choice, entry.pin)
+        if why is None:
+            return SyncItem(entry.key, str(spec), KEEP, "cached at this version")
+        return SyncItem(entry.key, str(spec), BUILD, why)
+    others = sorted(k for k, held_one in held.items()
+                    if held_one[1:3] == (spec.ecosystem, spec.name) and k != entry.key)
     reason = f"pin changed; {', '.join(others)} stays beside it" if others else "not cached"
     return SyncItem(entry.key, str(spec), BUILD, reason)
 
 
-def _package_caches(store: IndexStore) -> dict[str, tuple[str, str, str]]:
-    """Each cache holding a package: key -> (spec text, ecosystem, package name)."""
-    held: dict[str, tuple[str, str, str]] = {}
+class _Held(NamedTuple):
+    """A cache holding a package: its spec text, ecosystem, package name, source record."""
+
+    spec: str
+    ecosystem: str
+    name: str
+    record: dict[str, Any]
+
+
+def _package_caches(store: IndexStore) -> dict[str, _Held]:
+    """Each cache holding a package, by name."""
+    held: dict[str, _Held] = {}
     for key in store.list_keys():
         record = store.source_record(key)
         if not isinstance(record, dict) or record.get("kind") not in PACKAGE_KINDS:
@@ -144,20 +185,23 @@ def _package_caches(store: IndexStore) -> dict[str, tuple[str, str, str]]:
         package, version = record.get("package"), record.get("ref")
         if isinstance(package, str) and isinstance(version, str):
             spec = PackageSpec(record["kind"], package, version)
-            held[key] = (str(spec), spec.ecosystem, package)
+            held[key] = _Held(str(spec), spec.ecosystem, package, record)
     return held
 
 
 def run_sync(store: IndexStore, project: Path, *, dry_run: bool = False, prune: bool = False,
              all_locked: bool = False, progress: SyncProgress | None = None,
-             max_bytes: int | None = None) -> SyncReport:
+             max_bytes: int | None = None, trust_project_index: bool = False) -> SyncReport:
     """Plan, then (unless ``dry_run``) build and prune; every pin's outcome is in the
-    report, a failure does not stop the others."""
+    report, a failure or a refusal does not stop the others. ``trust_project_index``:
+    accept the indexes the project names (``index_choice``); only for a person running
+    ``sync`` by hand, never the hook."""
     project = project.resolve()
     if not project.is_dir():
         raise UsageError(f"sync: {printable(str(project))} is not a folder: give the project "
                          "folder that holds its lockfiles")
-    plan, pinned = plan_sync(store, project, prune=prune, all_locked=all_locked)
+    plan, pinned = plan_sync(store, project, prune=prune, all_locked=all_locked,
+                             trust_project_index=trust_project_index)
     if dry_run:
         return plan
     by_key = {entry.key: entry for entry in pinned}
@@ -177,24 +221,28 @@ def _do(store: IndexStore, project: Path, item: SyncItem, entry: _Pinned | None,
     if item.outcome is not None:  # failed in the plan already
         return item
     if item.action == KEEP:
-        return item._replace(outcome="kept")
+        return item._replace(outcome="kept", note=docs_note(store.source_record(item.key)))
     try:
         if item.action == PRUNE:
             store.delete_index(item.key)
             return item._replace(outcome="pruned")
-        assert entry is not None
+        assert entry is not None and entry.choice is not None
         from .package import build_from_package
         from .walk import DEFAULT_MAX_BYTES
 
-        report = build_from_package(store, item.spec, project=project,
-                                    index=entry.pin.index, hashes=entry.pin.hashes,
+        report = build_from_package(store, item.spec, config=entry.choice.config,
+                                    hashes=entry.pin.hashes,
                                     max_bytes=max_bytes or DEFAULT_MAX_BYTES)
     except DocIndexError as exc:
         return item._replace(outcome="failed", message=exc.message, exit_code=exit_code_of(exc))
     files = len(report.added) + len(report.changed) + len(report.unchanged)
     outcome = "built" if report.written else "up to date"
-    return item._replace(outcome=outcome,
-                         message=f"{files} files, {report.sections} sections")
+    notes = [entry.choice.note] if entry.choice.note else []
+    if item.reason not in ("not cached",) and not item.reason.startswith("pin changed"):
+        notes.append(item.reason)  # a cache from another index or archive, rebuilt
+    return item._replace(outcome=outcome, message="; ".join(
+        [f"{files} files, {report.sections} sections", *notes]),
+        note=docs_note(store.source_record(item.key)))
 
 
 def _remember(root: Path, project: Path, pinned: list[SyncItem], done: list[SyncItem]) -> None:
@@ -205,4 +253,4 @@ def _remember(root: Path, project: Path, pinned: list[SyncItem], done: list[Sync
     write_record(root, project, {i.key for i in pinned}, made)
 
 
-__all__ = ["BUILD", "KEEP", "PRUNE", "SyncItem", "SyncReport", "plan_sync", "run_sync"]
+__all__ = ["BUILD", "KEEP", "PRUNE", "REFUSE", "SyncItem", "SyncReport", "plan_sync", "run_sync"]

@@ -173,8 +173,10 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     In a git work tree (at any depth), git decides what is documentation: the files it
     tracks plus the untracked ones it does not ignore, whatever their directories are
     called (a tracked ``doc/build/`` is indexed), and HEAD is the commit hash. Outside git,
-    directories named in ``SKIPPED_DIRS`` are left out, and each one that held doc files
-    is reported with their number. The walk never enters ``.git``, ``cache_root`` (where
+    directories named in ``SKIPPED_DIRS`` are left out (but a ``build/`` holding a Sphinx
+    ``conf.py``: its sources), and each one that held doc files is reported with their
+    number. A Sphinx build's ``_sources`` copy beside its sources is left out either way
+    (``docs_folder.build_copies``). The walk never enters ``.git``, ``cache_root`` (where
     the build writes), its staging area or any directory that holds a doc-index cache;
     each of these is reported as skipped. ``mode``: which files are indexed
     (``doc_selection``: FOLDER, every one; DOCS at a work tree's top, ALL)."""
@@ -477,7 +479,7 @@ def _list_directory(fd: int, prefix: str, own: set[tuple[int, int]],
             if git_dirs is not None:
                 if rel + "/" not in git_dirs:
                     continue  # git lists nothing below it: ignored, or no files at all
-            elif entry.name in SKIPPED_DIRS:
+            elif entry.name in SKIPPED_DIRS and not _sphinx_source(fd, entry.name):
                 held = _doc_files_below(fd, entry.name)
                 if held:
                     noun = "doc file" if held == 1 else "doc files"
@@ -501,6 +503,25 @@ def _list_directory(fd: int, prefix: str, own: set[tuple[int, int]],
         elif _wanted(entry.name, parent):
             found.append((rel, False))
     return subdirs
+
+
+def _sphinx_source(parent_fd: int, name: str) -> bool:
+    """Whether the directory ``name`` (a build folder's name) is a Sphinx source folder:
+    ``build/`` holding a regular ``conf.py`` (SQLAlchemy's and alembic's ``doc/build``),
+    which no build writes (setuptools' ``build/`` holds ``lib/``, Sphinx's output no
+    ``conf.py``)."""
+    if name != "build":
+        return False
+    try:
+        fd = _open_dir_below(parent_fd, [name])
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.stat("conf.py", dir_fd=fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _doc_files_below(parent_fd: int, name: str) -> int:
