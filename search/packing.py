@@ -90,6 +90,7 @@ _META_MEMO = "packing-least-metadata"
 _HEAD_MEMO = "packing-head-estimate"
 MARGIN = (9, 8)  # charge = ceil(estimate x 9 / 8)
 LATER_SHARE = (2, 5)  # rule 2: a document after the first takes at most 2/5 of the budget
+# (``Params.later_share``, so that ``bench/ablation.py`` can switch it off with (1, 1))
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _LINK_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s+\[[^\]]*\]\([^)]*\)")
 _MYST_TOCTREE = re.compile(r"(`{3,}|~{3,})\{toctree\}")
@@ -214,8 +215,10 @@ class Packer:
 
     def __init__(self, cache: NativeCache, query: str, budget: int, terms: list[str],
                  whole_why: WholeWhy, empty_terms: int,
-                 similarity: dict[int, float] | None = None) -> None:
+                 similarity: dict[int, float] | None = None,
+                 later_share: tuple[int, int] = LATER_SHARE) -> None:
         self.cache = cache
+        self.later_share = later_share
         self.similarity = similarity or {}  # section -> its similarity (answers by meaning)
         self.terms = terms
         self.whole_why = whole_why
@@ -285,7 +288,7 @@ class Packer:
         """What the next document may be charged whole (rule 2)."""
         if not self.documents:
             return self.left
-        num, den = LATER_SHARE
+        num, den = self.later_share
         return min(self.left, self.budget * num // den)
 
     def _toctree_sections(self) -> set[int]:

@@ -30,6 +30,7 @@ class Params:
     related: float = 0.5  # a related word of a word the cache lacks; 0: off
     related_count: int = 1  # related words that stand in for one query word (best first)
     title_concepts: int = 2  # the heading bonus needs this many query concepts in the heading
+    later_share: tuple[int, int] = (2, 5)  # packing: a later document's share; (1, 1): off
     off: tuple[str, ...] = ()  # names of rules that do not run (``rules.RULE_NAMES``)
 
 
