@@ -212,14 +212,17 @@ def test_duplicates_keep_the_first_of_equal_sections(cache: NativeCache) -> None
 
 def test_api_siblings_count_less_after_the_first_of_their_page(extra: NativeCache) -> None:
     query = "console"
-    on, without = scores(extra, query), scores(extra, query, off("api_siblings"))
+    floorless = dataclasses.replace(PARAMS, floor=0.0)
+    on = scores(extra, query, floorless)
+    without = scores(extra, query, dataclasses.replace(floorless, off=("api_siblings",)))
     entries = [sid for sid in ids(extra, query, off("api_siblings"))
                if sid.startswith("api-console")]
     assert len(entries) == 4  # the class and its three methods, all from docstrings
     for k, sid in enumerate(entries):
-        assert on[sid] == pytest.approx(without[sid] * 0.8 ** k)
+        assert on[sid] == pytest.approx(without[sid] * PARAMS.siblings ** k)
+    assert PARAMS.siblings < 1.0
     assert on["spinners-spinners"] == without["spinners-spinners"]  # a guide: untouched
-    assert without == scores(extra, query, dataclasses.replace(PARAMS, siblings=1.0))
+    assert without == scores(extra, query, dataclasses.replace(floorless, siblings=1.0))
 
 
 def test_an_unknown_rule_name_is_an_error(cache: NativeCache) -> None:

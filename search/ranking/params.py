@@ -24,7 +24,7 @@ class Params:
     changelog: float = 0.5  # prior of release-notes sections
     changelog_asked: float = 1.0  # ... when the query asks what changed
     deprecated: float = 0.5  # prior of deprecated API, unless the query asks what changed
-    siblings: float = 0.8  # the k-th API entry of one page in the ranking: siblings ** (k-1)
+    siblings: float = 0.4  # the k-th API entry of one page in the ranking: siblings ** (k-1)
     empty: float = 0.5  # prior of a heading with (almost) no body
     empty_terms: int = 3  # "almost no body": at most this many body terms beyond the title
     related: float = 0.5  # a related word of a word the cache lacks; 0: off
