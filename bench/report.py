@@ -459,6 +459,38 @@ def _serve_memory(sv: dict[str, Any]) -> list[str]:
     return parts
 
 
+def _http_load(hl: dict[str, Any]) -> list[str]:
+    """Concurrent clients on one ``serve --http`` (``bench/http_load.py``)."""
+    c = hl["check"]
+    builds = ", ".join(f"to {b['generation']} at {b['at_s']:.0f} s ({b['seconds']:.1f} s)"
+                       for b in hl["builds"])
+    rows = [
+        ("requests: right / wrong / failed", f"{c['right']} / {c['wrong']} / {c['failed']}",
+         "wrong = failed = 0"),
+        ("requests overlapping a rebuild", f"{c['overlapping_a_rebuild']}", ""),
+        ("answered from generation A / B",
+         f"{c['answered_from']['A']} / {c['answered_from']['B']}", ""),
+        ("throughput, requests/s", f"{hl['throughput_per_s']:.1f}", ""),
+        ("latency ms: p50 [IQR]", spread(hl["latency_ms"], 1, 0, kind="iqr"), ""),
+        ("latency ms: p95 / p99", f"{hl['p95_ms']:.0f} / {hl['p99_ms']:.0f}", ""),
+        ("RSS MiB: idle / steady median [min–max] / peak",
+         f"{hl['rss_idle_mb']:.0f} / {spread(hl['rss_steady_mb'], 1, 0)} / "
+         f"{hl['rss_peak_mb']:.0f}", f"<= {hl['rss_bound_mb']:.0f}"),
+        ("load average before / after",
+         f"{hl['load_before'][0]:.1f} / {hl['load_after'][0]:.1f}", ""),
+    ]
+    return [
+        f"**Many clients over HTTP.** {hl['clients']} clients, each its own connection, "
+        f"post `context.resolve` (budget {hl['budget']}) for {hl['seconds']:.0f} s to one "
+        f"`doc-index serve --http` on the {hl['corpus_mb']:.0f} MB corpus, walking the "
+        f"{hl['questions']} fastapi-docs dev questions; the cache is rebuilt mid-run "
+        f"({builds}; generation B changes one page and so every answer's scores). Every "
+        "answer is checked against the `context` CLI's answer on the generation it may "
+        "come from (either one while a build ran). The RSS bound is the idle server plus "
+        f"1.2 x `DOC_INDEX_SERVE_CACHE_MB`={hl['cache_mb']} (`python -m bench.http_load`).",
+        table(("", "measured", "target"), rows, "lrr")]
+
+
 def _first_answer(fa: dict[str, Any]) -> str:
     """Spawn to the first ``tools/call`` answer, with and without bytecode."""
     labels = {"bytecode": "with bytecode", "no_bytecode": "no bytecode (compiled from source)"}
@@ -516,6 +548,8 @@ def _memory(results: dict[str, Any]) -> str:
     parts.append("Target: build peak RSS <= 100 MiB on the 30 MB corpus (20x fastapi).")
     if sv:
         parts.extend(_serve_memory(sv))
+    if results.get("http"):
+        parts.extend(_http_load(results["http"]))
     img = results.get("plots", {}).get("memory")
     if img:
         parts.append(f"![memory against corpus size]({img})")

@@ -15,7 +15,9 @@ Stages, in order (``--skip STAGE`` leaves one out, its report section says so):
 2. ``resolve``: cold ``context resolve`` processes, in-process ``tools.resolve`` and a
    spawned ``doc-index serve`` (:mod:`bench.resolve_speed`), with the server's RSS;
 3. ``serve``: one ``doc-index serve`` with the largest scaled corpus built under 5 names,
-   asked in turn: RSS and warm latency (:mod:`bench.serve_memory`);
+   asked in turn: RSS and warm latency (:mod:`bench.serve_memory`); ``http``: 50 clients
+   for 60 s against one ``serve --http`` on the 30 MB corpus, rebuilt twice mid-run,
+   every answer checked against the CLI's (:mod:`bench.http_load`);
 4. ``quality``: MRR@10, hit@5, budget-hit@2000 on the dev and fresh questions and
    leave-one-corpus-out, against plain BM25 and the v0 formula (:mod:`bench.quality`,
    :mod:`bench.loco`; ``--quick``: no fresh-2, a one-round LOCO);
@@ -52,7 +54,7 @@ from . import build_speed, corpora, mcp_latency, resolve_speed
 from .corpora import REPO, SHARED_CORPORA, WORK, Corpus
 from .stats import Summary
 
-STAGES = ("build", "stages", "git", "sync", "resolve", "serve", "quality", "meaning",
+STAGES = ("build", "stages", "git", "sync", "resolve", "serve", "http", "quality", "meaning",
           "embedding", "tokens", "answers", "shapes")
 
 
@@ -403,6 +405,12 @@ def run(cfg: Config, out: Path, work: Path, skip: set[str], queries: Path) -> di
             results["resolve"] = stage_resolve(cfg, cs, work, queries)
         elif stage == "serve":
             results["serve"] = stage_serve(cfg, cs, work, queries)
+        elif stage == "http":
+            from . import http_load
+
+            _log("http: concurrent clients on one serve --http, a cache rebuilt mid-run")
+            results["http"] = (http_load.measure(work / "http-load", 10, 15.0, copies=5)
+                               if cfg.quick else http_load.measure(work / "http-load"))
         elif stage == "quality":
             results["quality"] = stage_quality(cfg, work, queries)
         elif stage == "meaning":

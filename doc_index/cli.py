@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
-from .foundation.errors import EXIT_USAGE
+from .foundation.errors import EXIT_USAGE, UsageError
 from .foundation.printable import printable
 from .mcp_config import CLIENTS
 from .search.results import READ_SCOPES
@@ -63,17 +63,27 @@ def _parser() -> argparse.ArgumentParser:
     _build_command(command)
     _sync_command(command)
     _read_commands(command)
-    serve = command("serve", "the MCP server, on stdin and stdout")
+    serve = command("serve", "the MCP server, on stdin and stdout or over HTTP (--http)")
     serve.add_argument("--tool-names", choices=("dotted", "underscore"), default="dotted",
                        help="publish context.resolve (dotted, the default) or context_resolve "
                             "(underscore: for clients that refuse dots)")
     serve.add_argument("--model", metavar="DIR", help=MODEL_HELP)
+    serve.add_argument("--http", metavar="[HOST:]PORT",
+                       help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+                            "(HOST default 127.0.0.1; any other address needs a token)")
+    serve.add_argument("--token-file", metavar="FILE",
+                       help="with --http: the bearer token clients must send, in a file only "
+                            "you can read (default: $DOC_INDEX_HTTP_TOKEN)")
     _hook_command(sub, common)
     _model_command(sub)
     config = command("mcp-config", "print an MCP client's configuration block for this "
                                    "installation")
     config.add_argument("--client", required=True, choices=CLIENTS,
                         help="the MCP client: " + ", ".join(CLIENTS))
+    config.add_argument("--http", metavar="URL",
+                        help="point the client at a running 'serve --http' at URL (e.g. "
+                             "http://docs.internal:8765/mcp) instead of starting the server; "
+                             "the token is read from $DOC_INDEX_HTTP_TOKEN where it runs")
     return parser
 
 
@@ -305,7 +315,10 @@ def _run(args: argparse.Namespace) -> int:
                         all_locked=args.all_locked,
                         trust_project_index=args.trust_project_index)
     if command == "serve":
-        return index.serve(tool_names=args.tool_names)
+        if args.token_file is not None and args.http is None:
+            raise UsageError("--token-file is for --http: stdio needs no token")
+        return index.serve(tool_names=args.tool_names, http=args.http,
+                           token_file=args.token_file)
     if command == "hook":
         return _lines(index.install_hooks(args.repo, name=args.name, subdir=args.subdir))
     if command == "delete":
@@ -313,12 +326,15 @@ def _run(args: argparse.Namespace) -> int:
         print(f"deleted: {printable(args.name)}", file=sys.stderr)
         return 0
     if command == "mcp-config":
-        meaning = index.meaning_status(verify=True)
-        out = index.mcp_config(args.client, meaning)
-        by = ("meaning, with this model (--model in its args)" if meaning.on
-              else "words only")
-        print(printable(f"{meaning.line()}: the server this block starts answers by {by}"),
-              file=sys.stderr)
+        if args.http is not None:  # (no server is started: no meaning line)
+            out = index.mcp_config(args.client, http=args.http)
+        else:
+            meaning = index.meaning_status(verify=True)
+            out = index.mcp_config(args.client, meaning)
+            by = ("meaning, with this model (--model in its args)" if meaning.on
+                  else "words only")
+            print(printable(f"{meaning.line()}: the server this block starts answers by "
+                            f"{by}"), file=sys.stderr)
     elif command == "resolve":
         out = _resolve(index, args)
     elif command in ("outline", "read"):

@@ -190,12 +190,17 @@ class DocIndex:
 
         return uninstall_hooks(Path(repo))
 
-    def serve(self, *, tool_names: str = "dotted") -> int:
-        """Serve the caches over MCP on stdin and stdout until the client leaves; the exit
-        code. (The one method that starts a door: the MCP server calls this library.)"""
+    def serve(self, *, tool_names: str = "dotted", http: str | None = None,
+              token_file: str | os.PathLike[str] | None = None) -> int:
+        """Serve the caches over MCP on stdin and stdout until the client leaves, or with
+        ``http`` (``[HOST:]PORT``) over streamable HTTP until SIGTERM or SIGINT; the exit
+        code. Any address but loopback needs a bearer token: ``token_file``, else
+        ``$DOC_INDEX_HTTP_TOKEN``. (The one method that starts a door: the MCP server
+        calls this library.)"""
         from .server.mcp_server import run
 
-        return run(self.root, tool_names=tool_names, model=self.model)
+        return run(self.root, tool_names=tool_names, model=self.model, http=http,
+                   token_file=token_file)
 
     def fetch_model(self, *, dest: str | os.PathLike[str] | None = None,
                     url: str | None = None,
@@ -211,13 +216,18 @@ class DocIndex:
         target = Path(folder) if folder is not None else user_model_dir()
         return fetch.fetch(target, url or fetch.URL, progress=progress)
 
-    def mcp_config(self, client: str, meaning: MeaningStatus | None = None) -> str:
+    def mcp_config(self, client: str, meaning: MeaningStatus | None = None, *,
+                   http: str | None = None) -> str:
         """The MCP configuration block of this installation for ``client`` (one of
         ``mcp_config.CLIENTS``), serving this root; when answers use meaning here
         (``meaning``, else ``meaning_status(verify=True)``), the server it starts is given
-        the model's folder (``--model``), so it answers by meaning too."""
-        from .mcp_config import config_text
+        the model's folder (``--model``), so it answers by meaning too. With ``http``, the
+        block that points the client at the ``serve --http`` server at that URL instead
+        (that server's own ``--model`` decides)."""
+        from .mcp_config import config_text, http_config_text
 
+        if http is not None:
+            return http_config_text(client, http)
         if meaning is None:
             meaning = self.meaning_status(verify=True)
         return config_text(client, self.root, meaning.model_dir if meaning.on else None)

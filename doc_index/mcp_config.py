@@ -10,6 +10,17 @@ the model APIs behind these clients accept only ``[a-zA-Z0-9_-]`` in a tool name
 dotted name hides the whole server (Claude Desktop, Cursor, Codex; Claude Code and VS
 Code pass the names on to such APIs too: anthropics/claude-code issues 985 and 5835).
 The server accepts calls under either spelling.
+
+With ``--http URL`` the block points the client at a running ``serve --http`` instead
+(the operator starts it with ``--tool-names underscore`` for these clients): each client's
+documented form for a remote server (docs/deployment.md cites them), the bearer token
+taken from where that client reads secrets, never written into the block: Claude Code's
+``${DOC_INDEX_HTTP_TOKEN}`` expansion in ``headers``, Cursor's ``${env:...}``, a VS Code
+``promptString`` input (``password``: kept in its secret storage), Codex's
+``bearer_token_env_var``. Every block carries it, a loopback URL's too: a server started
+without a token ignores the header, and one started with a token (on loopback too) needs
+it. Claude Desktop connects to remote servers only through its
+Connectors settings, with OAuth or no auth, never from its configuration file: refused.
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ import sys
 from pathlib import Path
 
 from .foundation.errors import UsageError
+from .foundation.printable import printable
 
 # client -> the shape of its configuration block
 _CLIENTS: dict[str, str] = {
@@ -30,6 +42,14 @@ _CLIENTS: dict[str, str] = {
 }
 CLIENTS = tuple(_CLIENTS)
 SERVER_NAME = "doc-index"
+TOKEN_ENV = "DOC_INDEX_HTTP_TOKEN"  # (server/http_access.py reads the same variable)
+VSCODE_INPUT = "doc-index-token"
+# client -> the Authorization header's value in its block (codex: bearer_token_env_var)
+_BEARER = {
+    "claude-code": f"Bearer ${{{TOKEN_ENV}}}",
+    "cursor": f"Bearer ${{env:{TOKEN_ENV}}}",
+    "vscode": f"Bearer ${{input:{VSCODE_INPUT}}}",
+}
 
 
 def server_command(root: Path, *, underscore: bool,
@@ -71,6 +91,48 @@ def config_text(client: str, root: Path, model_dir: Path | None = None) -> str:
     server: dict[str, object] = {"type": "stdio"} if shape == "servers" else {}
     server.update(command=command, args=args)
     return json.dumps({shape: {SERVER_NAME: server}}, indent=2, ensure_ascii=False) + "\n"
+
+
+def http_config_text(client: str, url: str) -> str:
+    """The block that points ``client`` at the ``serve --http`` server at ``url``."""
+    import json
+
+    if client not in _CLIENTS:
+        raise UsageError(f"unknown client {client!r}; one of: {', '.join(CLIENTS)}")
+    if client == "claude-desktop":
+        raise UsageError("Claude Desktop takes a remote server only in Settings > Connectors "
+                         "(OAuth or no auth), not in its configuration file: give it the "
+                         "stdio block (mcp-config --client claude-desktop, without --http)")
+    _check_url(url)
+    if client == "codex":
+        return (f"[mcp_servers.{SERVER_NAME}]\nurl = {_toml_string(url)}\n"
+                f"bearer_token_env_var = {_toml_string(TOKEN_ENV)}\n")
+    server: dict[str, object] = {} if client == "cursor" else {"type": "http"}
+    server.update(url=url, headers={"Authorization": _BEARER[client]})
+    block: dict[str, object] = {_CLIENTS[client]: {SERVER_NAME: server}}
+    if client == "vscode":
+        block["inputs"] = [{"type": "promptString", "id": VSCODE_INPUT, "password": True,
+                            "description": "doc-index HTTP bearer token"}]
+    return json.dumps(block, indent=2, ensure_ascii=False) + "\n"
+
+
+def _check_url(url: str) -> None:
+    """UsageError for a URL no client should be given: not http or https, no host, a port
+    that is no number, credentials in it, or characters that are not printable."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 (a port that is no number raises here)
+    except ValueError:
+        host = None
+    if (host is None or parts.scheme not in ("http", "https") or parts.username is not None
+            or parts.password is not None or printable(url) != url or " " in url):
+        # (the URL is not echoed: it may hold a password)
+        raise UsageError("--http: give the server's URL as clients reach it, e.g. "
+                         "http://127.0.0.1:8765/mcp, with no credentials in it (the token "
+                         f"goes in ${TOKEN_ENV})")
 
 
 def _toml_string(text: str) -> str:

@@ -216,6 +216,22 @@ def _yaml_scalar(text: str) -> object:
 
 # -- documenting ---------------------------------------------------------------------------
 
+_CLASS_LEVEL = frozenset({"automethod", "autoattribute", "autoproperty"})
+
+
+def _imported_name(request: AutodocRequest) -> str:
+    """The dotted name Sphinx imports for ``request`` (its ``resolve_name``): an
+    ``automodule`` name as written; a module-level object's dotted name as written, an
+    undotted one inside the current module; a class-level one always inside the current
+    module. The reason a name is not found is this name's."""
+    context = request.context[0] if request.context else ""
+    if not context or request.kind in ("automodule", "mkdocstrings"):
+        return request.name
+    if request.kind in _CLASS_LEVEL or "." not in request.name:
+        return f"{context}.{request.name}"
+    return request.name
+
+
 class _Options(NamedTuple):
     members: tuple[str, ...] | None  # None: all; () none
     undoc: bool
@@ -283,7 +299,7 @@ class Autodoc:
         self.conf = conf or SphinxConf()
 
     def document(self, request: AutodocRequest) -> AutodocResult:
-        found = self.finder.resolve(request.name, request.context)
+        found = self.finder.resolve(request.name, request.context, _imported_name(request))
         if isinstance(found, NotFound):
             return AutodocResult(request, (), f"{request.name}: {found.reason}")
         mkdocs = request.kind == "mkdocstrings"

@@ -16,22 +16,30 @@ def _closes(marker: bytes, fence: bytes) -> bool:
     return marker[:1] == fence[:1] and len(marker) >= len(fence)
 
 
+# A paragraph or code block longer than this is cut at its lines too: one chunk of a
+# 10 MB paragraph was a section no budget returns. (Real parts hold at most 606 tokens.)
+MAX_RUN_BYTES = 1024
+
+
 def _paragraph_starts(data: bytes, start: int, fenced: bool) -> Iterator[int]:
     """Byte offsets where a paragraph begins: a non-blank line after a blank one,
-    never inside a fenced code block (Markdown); then the end of the data. (Yielded as
-    found: a list held an int a paragraph, 240 MB for 10 MB of "a\\n\\n".)"""
+    never inside a fenced code block (Markdown); a line's start too once
+    ``MAX_RUN_BYTES`` have passed since the last offset given; then the end of the data.
+    (Yielded as found: a list held an int a paragraph, 240 MB for 10 MB of "a\\n\\n".)"""
     yield start
     fence: bytes | None = None
     prev_blank = False
-    pos = start
+    pos = last = start
     size = len(data)
     while pos < size:
         nl = data.find(b"\n", pos)
         end = size if nl == -1 else nl + 1
         line = data[pos:end]
         blank = not line.strip()
-        if prev_blank and not blank and fence is None and pos != start:
+        if pos != start and (prev_blank and not blank and fence is None
+                             or pos - last >= MAX_RUN_BYTES):
             yield pos
+            last = pos
         if fenced:
             m = _FENCE.match(line)
             if fence is None and m:

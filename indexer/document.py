@@ -13,13 +13,14 @@ from .analysis import (
     term_counts,
     terms_of_words,
 )
+from .chunks import part_blocks
 from .formats import is_doc_path, is_rst_path  # noqa: F401 (is_doc_path: re-exported)
 from .limits import MAX_FILE_TERMS, MAX_PATH_TERMS, MAX_SECTION_TERMS, MAX_SECTION_WORDS
 from .model import Block, ParsedFile, ParsedSection
 from .summary import keywords, summarize
 from .text import count_lines, normalize_newlines
 from .tokens import estimate_tokens
-from .versions import MAX_SECTIONS_PER_FILE
+from .versions import MAX_SECTIONS_PER_FILE, PART_TOKENS
 
 
 class NotIndexable(ValueError):
@@ -62,16 +63,23 @@ def find_blocks(path: str, text: str, raw: bytes, limit: int | None = None,
     return parse_markdown(text, raw, limit, notes)
 
 
-def cap_blocks(blocks: list[Block], raw: bytes, cap: int) -> tuple[list[Block], str]:
-    """At most ``cap`` blocks: the text from the first block beyond the cap to the end of
-    the file (``raw``) joins the last block kept, so every block before it, and
-    every id, stays what it would be without the cap. Also the build's note about it."""
-    if len(blocks) <= cap:
+def cap_blocks(blocks: list[Block], raw: bytes, cap: int,
+               fenced: bool = True) -> tuple[list[Block], str]:
+    """At most ``cap`` sections found by headings: the text from the first block beyond
+    the cap to the end of the file (``raw``) is cut into ``-part-<n>`` chunks near
+    ``PART_TOKENS`` tokens at paragraph boundaries (``fenced``: not inside a Markdown code
+    fence), as a file without headings is, so every block before it, and every id, stays
+    what it would be without the cap, and no text past the cap sits in one section that
+    no budget returns (20,000 headings made a last section of 100,000 tokens). Also the
+    build's note about it."""
+    if len(blocks) <= cap or blocks[cap].kind == "part":  # (parts are chunks already)
         return blocks, ""
-    last = blocks[cap - 1]
-    line = raw.count(b"\n", 0, blocks[cap].start) + 1
-    note = f"more than {cap} sections: the rest, from line {line}, merged into the last one"
-    return blocks[: cap - 1] + [last._replace(end=len(raw))], note
+    rest = blocks[cap].start
+    line = raw.count(b"\n", 0, rest) + 1
+    parts = part_blocks(raw, rest, fenced)
+    note = (f"more than {cap} sections: the rest, from line {line}, cut into {len(parts)} "
+            f"part{'s' if len(parts) != 1 else ''} of about {PART_TOKENS} tokens")
+    return [*blocks[: cap - 1], blocks[cap - 1]._replace(end=rest), *parts], note
 
 
 def index_file(path: str, data: bytes) -> ParsedFile:
@@ -82,7 +90,7 @@ def index_file(path: str, data: bytes) -> ParsedFile:
     text = raw.decode("utf-8")
     notes: list[str] = []
     blocks, note = cap_blocks(find_blocks(path, text, raw, MAX_SECTIONS_PER_FILE, notes), raw,
-                              MAX_SECTIONS_PER_FILE)
+                              MAX_SECTIONS_PER_FILE, fenced=not is_rst_path(path))
     del text  # (the analysis decodes each section from ``raw``)
     notes += [note] if note else []
     sections = analyze_blocks(path, raw, blocks, notes)

@@ -49,10 +49,19 @@ _LANGUAGES = {
 
 
 class IncludeLimits(NamedTuple):
+    """What one page's includes may cost. Text: ``max_page_bytes`` included into a page
+    (nested text counted at each level), ``max_directive_bytes`` by one directive (its
+    nested includes too). Work: ``max_page_work_bytes`` of included files a page's
+    directives read and select from (the same file counted at each use), so that
+    directives whose text is refused, or whose selector matches nothing, cost bounded
+    time too (3,000 includes of a 1 MB file took 64 s for one page)."""
+
     max_file_bytes: int = 1024 * 1024  # one included file
     max_page_bytes: int = 8 * 1024 * 1024  # all text included into one page
     max_depth: int = 8  # includes inside includes
     max_includes: int = 2000  # include directives expanded in one page
+    max_directive_bytes: int = 2 * 1024 * 1024  # the text one directive includes
+    max_page_work_bytes: int = 32 * 1024 * 1024  # included files' bytes a page works on
 
 
 DEFAULT_LIMITS = IncludeLimits()
@@ -172,6 +181,11 @@ def build_expanded(lines: list[SourceLine], dependencies: Iterable[Dependency],
                     tuple(notes))
 
 
+# The text an include form of each syntax needs (``nested``'s test, per line).
+_RST_MARK = re.compile(r"\.\.[ \t]+(?:literal)?include::")
+_MARKDOWN_MARK = re.compile(r"\{(?:literal)?include\}|8<|\{\*|\{\{|\{!")
+
+
 class _Target(NamedTuple):
     path: str  # repo-relative
     lines: list[SourceLine]
@@ -199,7 +213,10 @@ class _Expander:
         self.cache: dict[str, list[SourceLine] | str] = {}
         self.notes: list[str] = []
         self.included_bytes = 0
-        self.count = 0
+        self.work_bytes = 0
+        self.count = 0  # include directives met (each expanded or left as one note)
+        self.sizes: dict[str, int] = {}  # path -> bytes, of each file loaded
+        self.plain: dict[str, bool] = {}  # load key -> holds no include form at all
         self.page = page
 
     # -- reading --------------------------------------------------------------------------
@@ -233,6 +250,7 @@ class _Expander:
             self.depend(path, "not text", digest)
             return "not text"
         self.depend(path, "read", digest)
+        self.sizes[path] = len(data)
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         if tab_width is not None and tab_width > 0:
             text = text.expandtabs(min(tab_width, 64))
@@ -242,14 +260,17 @@ class _Expander:
 
     def target(self, written: str, bases: Iterable[str], stack: tuple[str, ...],
                depth: int, tab_width: int | None = None) -> _Target:
-        """The first base under which ``written`` names a readable file."""
+        """The first base under which ``written`` names a readable file. Every call is
+        one directive met (``count``), whatever its outcome: each refusal is one note."""
+        self.count += 1
         if "://" in written:
             raise _Refused("not fetched (URL)")
         if depth >= self.limits.max_depth:
             raise _Refused("depth limit")
-        if self.count >= self.limits.max_includes:
+        if self.count > self.limits.max_includes:
             raise _Refused("skipped, too many includes")
-        self.count += 1
+        if self.included_bytes >= self.limits.max_page_bytes:
+            raise _Refused("skipped, page size cap")  # (before any work on the target)
         reason = "not found"
         for base in bases:
             path = normalize(base, written)
@@ -263,15 +284,40 @@ class _Expander:
                 if loaded != "not found":
                     raise _Refused(loaded)
                 continue
+            size = self.sizes.get(path, 0)
+            if self.work_bytes + size > self.limits.max_page_work_bytes:
+                raise _Refused("skipped, page work cap")
+            self.work_bytes += size
             return _Target(path, loaded)
         raise _Refused(reason)
 
     def admit(self, lines: list[SourceLine]) -> list[SourceLine]:
         size = sum(len(line.text) + 1 for line in lines)
+        if size > self.limits.max_directive_bytes:
+            raise _Refused("skipped, directive size cap")
         if self.included_bytes + size > self.limits.max_page_bytes:
             raise _Refused("skipped, page size cap")
         self.included_bytes += size
         return lines
+
+    def nested(self, lines: list[SourceLine], syntax: str, depth: int,
+               stack: tuple[str, ...], path: str) -> list[SourceLine]:
+        """``lines`` selected from the included file ``path`` with their own includes
+        expanded; as they are when the file holds no include form at all (remembered per
+        file: a file included 3,000 times is scanned once)."""
+        key = f"{path}\0{syntax}"
+        if key not in self.plain:
+            self.plain[key] = not self.may_include(path, syntax)
+        if self.plain[key]:
+            return lines
+        return self.expand(lines, syntax, depth + 1, (*stack, path))
+
+    def may_include(self, path: str, syntax: str) -> bool:
+        """Whether the loaded file ``path`` holds text an include form of ``syntax``
+        acts on (a superset: a false match costs one scan, no change)."""
+        marks = _RST_MARK if syntax == "rst" else _MARKDOWN_MARK
+        return any(isinstance(loaded, list) and any(marks.search(ln.text) for ln in loaded)
+                   for key, loaded in self.cache.items() if key.split("\0", 1)[0] == path)
 
     def note(self, reason: str, written: str, at: SourceLine, indent: str = "") -> SourceLine:
         shown = written.replace("\n", " ")[:200]
@@ -338,8 +384,8 @@ class _Expander:
             selected = include_lines(target.lines, options)
             if "literal" in options or "code" in options:
                 return self.admit(self.code_block(selected, directive, at, target.path))
-            inner = self.expand(selected, directive.syntax if directive.syntax == "rst"
-                                else "md", depth + 1, (*stack, target.path))
+            inner = self.nested(selected, directive.syntax if directive.syntax == "rst"
+                                else "md", depth, stack, target.path)
             return self.admit([ln._replace(text=_indented(directive.indent, ln.text))
                                for ln in inner])
         except _Refused as refused:
@@ -406,7 +452,7 @@ class _Expander:
         try:
             target = self.target(path, self.snippet_bases, stack, depth)
             selected = snippet_lines(target.lines, selector)
-            inner = self.expand(selected, "md", depth + 1, (*stack, target.path))
+            inner = self.nested(selected, "md", depth, stack, target.path)
             return self.admit([ln._replace(text=_indented(indent, ln.text)) for ln in inner])
         except _Refused as refused:
             return [self.note(refused.args[0], written, at, indent)]
@@ -457,7 +503,7 @@ class _Expander:
         try:
             target = self.target(path, [posixpath.dirname(at.file)], stack, depth)
             selected = mdbook_lines(target.lines, selector)
-            return self.admit(self.expand(selected, "md", depth + 1, (*stack, target.path)))
+            return self.admit(self.nested(selected, "md", depth, stack, target.path))
         except _Refused as refused:
             return [self.note(refused.args[0], argument, at)]
 

@@ -112,9 +112,13 @@ def parse_markdown(text: str, data: bytes, limit: int | None = None,
     first = headings[0][0]
     if data[body_start:first].strip():
         blocks.append(Block("root", "", 0, body_start, first))
+    stop = source.stop if source.stop is not None and source.stop > headings[-1][0] \
+        else len(data)
     for n, (start, level, title) in enumerate(headings):
-        end = headings[n + 1][0] if n + 1 < len(headings) else len(data)
+        end = headings[n + 1][0] if n + 1 < len(headings) else stop
         blocks.append(Block("heading", title, level, start, end))
+    if stop < len(data):  # no heading looked for past a cap: the rest in parts
+        blocks += part_blocks(data, stop, fenced=True)
     return blocks
 
 
@@ -129,6 +133,7 @@ class _Source:
         self.fm_lines = fm_lines
         self.end = lines.offset(MAX_PARSE_LINES)  # (the data's end when it has fewer lines)
         self._next = -1  # where the next line a heading needs starts (``end``: none)
+        self.stop: int | None = None  # where a cap stopped the looking for headings
 
     def window(self, line: int, size: int) -> tuple[str, bool]:
         """The text from the start of ``line`` to the end of the line ``size`` bytes on
@@ -191,8 +196,8 @@ def _headings(source: _Source, limit: int | None,
     text from its first line on, but for its last top-level block, which may be cut: it
     is left out, and the next window starts there. A window holding one block only grows,
     up to ``MAX_MARKDOWN_BLOCK_BYTES``; past that, or past ``MAX_PARSE_LINES`` lines, no
-    heading is looked for (said in ``notes``) and the rest of the file is part of the last
-    section. Text without a line a heading needs is not parsed."""
+    heading is looked for (said in ``notes``; ``source.stop`` says where) and the rest of
+    the file is cut into parts. Text without a line a heading needs is not parsed."""
     md = _block_parser()
     headings: list[tuple[int, int, str]] = []
     line, size = 0, MARKDOWN_WINDOW_BYTES
@@ -201,6 +206,7 @@ def _headings(source: _Source, limit: int | None,
             if source.cut_heading_line():
                 _note(notes, f"more than {MAX_PARSE_LINES} lines: no heading looked for from "
                              f"line {MAX_PARSE_LINES + 1}")
+                source.stop = source.end
             break
         text, whole = source.window(line, size)
         found = _Blocks()
@@ -221,6 +227,7 @@ def _headings(source: _Source, limit: int | None,
         if whole:
             _note(notes, f"more than {MAX_PARSE_LINES} lines: no heading looked for from "
                          f"line {line + next_line + 1}")
+            source.stop = source.lines.offset(line + next_line)
             break
         if next_line > 0:
             line, size = line + next_line, MARKDOWN_WINDOW_BYTES
@@ -229,6 +236,7 @@ def _headings(source: _Source, limit: int | None,
         else:
             _note(notes, f"a block over {_size(MAX_MARKDOWN_BLOCK_BYTES)} at line {line + 1}: "
                          "no heading looked for from there")
+            source.stop = source.lines.offset(line)
             break
     return headings
 

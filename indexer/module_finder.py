@@ -396,16 +396,25 @@ class ModuleFinder:
         self.infos[path] = info
         return info
 
-    def resolve(self, name: str, context: Sequence[str] = ()) -> Found | NotFound:
+    def resolve(self, name: str, context: Sequence[str] = (),
+                explain: str | None = None) -> Found | NotFound:
         """Resolve ``name`` as Sphinx does: first inside each context (the current
-        module, the current class), then as an absolute dotted name."""
+        module, the current class), then as an absolute dotted name. When none is found,
+        the reason is the one of ``explain`` (the dotted name Sphinx would import, when
+        it is a candidate), else the most telling one: never a reason that belongs to
+        the context alone (after ``automodule:: bad`` failed to parse, an unrelated
+        ``automodule:: other`` was reported as ``unreadable file bad.py``)."""
         candidates = [f"{c}.{name}" for c in context if c] + [name]
         first: NotFound | None = None
         for candidate in dict.fromkeys(candidates):
             result = self.resolve_absolute(candidate, 0)
             if isinstance(result, Found):
                 return result
-            if first is None or _rank(result.reason) > _rank(first.reason):
+            if candidate == explain:
+                first = result
+                explain = None  # (chosen: no other candidate replaces it)
+            elif explain not in candidates and (
+                    first is None or _rank(result.reason) > _rank(first.reason)):
                 first = result
         assert first is not None
         if first.reason.startswith(NO_MODULE) and self.outside:

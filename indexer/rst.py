@@ -178,6 +178,9 @@ def parse_rst(text: str, data: bytes, limit: int | None = None,
     if not titles:
         return part_blocks(data, 0, fenced=False)
     lines = _Lines(text)
+    stop = len(data)
+    if len(lines) > MAX_PARSE_LINES and (limit is None or len(titles) <= limit):
+        stop = lines.byte_offset(MAX_PARSE_LINES - _MARGIN)  # no title looked for past it
     headings: list[tuple[int, int, str]] = []
     prev_underline = -1
     for line_no, depth in titles:
@@ -201,7 +204,10 @@ def parse_rst(text: str, data: bytes, limit: int | None = None,
     first = headings[0][0]
     if data[:first].strip():
         blocks.append(Block("root", "", 0, 0, first))
+    stop = max(stop, headings[-1][0])
     for n, (start, depth, title) in enumerate(headings):
-        end = headings[n + 1][0] if n + 1 < len(headings) else len(data)
+        end = headings[n + 1][0] if n + 1 < len(headings) else stop
         blocks.append(Block("heading", title, depth, start, end))
+    if stop < len(data):  # the rest, where no title was looked for, in parts
+        blocks += part_blocks(data, stop, fenced=False)
     return blocks

@@ -25,6 +25,9 @@ SOURCE_FIELDS = ("kind", "location", "ref", "commit")  # what ``Source.record`` 
 PACKAGE_FIELDS = ("package", "version", "index", "archive", "archive_sha256", "docs_from",
                   "docs_note")
 REPOSITORY_FIELDS = ("url", "tag", "commit", "why")  # and ``reached`` (true/false/None)
+# A package of a monorepo's (its folder, the docs folder taken and why), only when there,
+# and ``left_out`` (other packages' folders), a list of text.
+MONOREPO_FIELDS = ("directory", "docs", "docs_why")
 
 
 class CacheDetails(NamedTuple):
@@ -151,8 +154,15 @@ def checked_source(record: dict[str, Any]) -> dict[str, Any]:
         repository = record.get("repository")
         if isinstance(repository, dict):
             reached = repository.get("reached")
-            source["repository"] = {**{f: _text(repository.get(f)) for f in REPOSITORY_FIELDS},
-                                    "reached": reached if isinstance(reached, bool) else None}
+            shown: dict[str, Any] = {
+                **{f: _text(repository.get(f)) for f in REPOSITORY_FIELDS},
+                "reached": reached if isinstance(reached, bool) else None,
+                **{f: repository[f] for f in MONOREPO_FIELDS
+                   if _text(repository.get(f)) is not None}}
+            left_out = repository.get("left_out")
+            if isinstance(left_out, list) and all(isinstance(f, str) for f in left_out):
+                shown["left_out"] = list(left_out)
+            source["repository"] = shown
     return source
 
 

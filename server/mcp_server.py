@@ -1,4 +1,4 @@
-"""``doc-index serve``: the read-only MCP server on stdio.
+"""``doc-index serve``: the read-only MCP server, on stdio or streamable HTTP.
 
 The official SDK's low-level ``mcp.server.lowlevel.Server`` (handshake, dispatch,
 cancellation, both protocol eras) on the SDK's stdio transport, whose streams
@@ -13,7 +13,8 @@ imports it in :func:`run` only (tests/test_import_rules.py), once bytecode writi
 and the memory budget is checked.
 
 The server reads caches only: it writes no file (bytecode caching is off while it
-runs), opens no network socket, sends OpenTelemetry nowhere (the SDK's middleware is
+runs), opens no network socket but the one ``--http`` names (:mod:`.mcp_http`, the same
+server object on the SDK's HTTP transport), sends OpenTelemetry nowhere (the SDK's middleware is
 removed) and logs to stderr only. Loaded caches stay warm between calls within a memory
 budget, ``DOC_INDEX_SERVE_CACHE_MB`` (:mod:`.warm_caches`); a bad value is one ``error:``
 line before anything is served.
@@ -225,13 +226,17 @@ def catalog_text(root: Path) -> str:
         return spec_json(code if code in SPEC_MESSAGES else "internal_error")
 
 
-def run(root: Path, tool_names: str = "dotted", model: Path | None = None) -> int:
-    """Serve MCP on stdin/stdout until stdin closes and every answer is out; the exit status.
+def run(root: Path, tool_names: str = "dotted", model: Path | None = None, *,
+        http: str | None = None, token_file: str | os.PathLike[str] | None = None) -> int:
+    """Serve MCP on stdin/stdout until stdin closes and every answer is out, or with
+    ``http`` (``[HOST:]PORT``) over streamable HTTP until SIGTERM/SIGINT; the exit status.
     ``model``: the embedding model's folder (answers by meaning; loaded at the first answer
-    that uses it, then kept)."""
+    that uses it, then kept). ``token_file``: the HTTP bearer token's file
+    (:mod:`.http_access`; else ``$DOC_INDEX_HTTP_TOKEN``)."""
     if tool_names not in TOOL_NAME_STYLES:
         raise ValueError(f"tool_names must be one of {TOOL_NAME_STYLES}, not {tool_names!r}")
     warm = WarmCaches(max_bytes=memory_budget(os.environ))  # a bad value: error before serving
+    listening = _listening(http, token_file) if http is not None else None
     sys.dont_write_bytecode = True  # before the SDK's import: no .pyc written beside it
     _configure_logging()
     calls = ToolCalls(Path(root), warm=warm, model=model, style=tool_names)
@@ -240,14 +245,30 @@ def run(root: Path, tool_names: str = "dotted", model: Path | None = None) -> in
     meaning = meaning_status(model)
     print(f"doc-index serve: {serve_line(meaning, calls.root)}", file=sys.stderr, flush=True)
     try:
+        server = build_server(calls, tool_names, meaning)  # one server, either transport
+        if listening is not None:
+            from .mcp_http import serve_http
+
+            return serve_http(server, *listening)
         import anyio
 
         from .mcp_transport import serve_stdio
 
-        anyio.run(serve_stdio, build_server(calls, tool_names, meaning))
+        anyio.run(serve_stdio, server)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     return 0
+
+
+def _listening(http: str, token_file: str | os.PathLike[str] | None) -> tuple[Any, ...]:
+    """(address, bound socket, token) for ``--http``, checked before the SDK is imported:
+    a bad address, an unsafe token or a public address without one is a UsageError."""
+    from .http_access import bind, check_access, http_token, resolve_listen
+
+    listen = resolve_listen(http)
+    token = http_token(token_file, os.environ)
+    check_access(listen, token)
+    return listen, bind(listen), token
 
 
 def serve_line(meaning: MeaningStatus, root: Path) -> str:

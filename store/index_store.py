@@ -77,6 +77,10 @@ BUILD_CONFIG: dict[str, Any] = {
     "tokens": TOKENIZER_VERSION,
     "part_tokens": PART_TOKENS,
     "max_sections": MAX_SECTIONS_PER_FILE,
+    # Parts: the text past that cap is cut into parts (it was one last section), and a
+    # part is cut inside a paragraph longer than 1 KB too (``indexer.chunks``). A cache
+    # built before holds such text the old way, so its next build is a full one.
+    "parts": 2,
     # Pages are expanded (includes, autodoc: ``store.expansion``); a cache built before
     # holds them as written, so its next build is a full one.
     "expansion": 1,

@@ -252,8 +252,9 @@ SECTION_TYPES: dict[str, type] = {
 
 def is_relative_path(path: str) -> bool:
     """A repo-relative POSIX path that stays inside the cache directory
-    (``safe_paths.path_problem``: the one check for paths from a source)."""
-    return path_problem(path) is None
+    (``safe_paths.path_problem``: the one check for paths from a source; a control
+    character is accepted here, as caches written before that rule may hold one)."""
+    return path_problem(path, check_controls=False) is None
 
 
 def check_sections(manifest: dict[str, Any]) -> str | None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 from conftest import SAFETY_TIMEOUT, write_tree
 
@@ -47,3 +49,42 @@ def built_root(tmp_path: Path) -> Path:
     assert run("build", str(src), "--root", str(root), "--name", "t")[0] == 0
     return root
 
+
+
+# Runs argv[2:] and writes its exit status, CPU seconds and peak RSS (KiB) to argv[1]. A
+# small fresh process starts the command: a child's peak RSS counts the memory of the
+# process it was (v)forked from, here a pytest worker that may hold a GiB.
+_MEASURED = r"""
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+with open(sys.argv[1], "w") as fh:
+    fh.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_utime + usage.ru_stime} "
+             f"{usage.ru_maxrss}")
+"""
+
+
+class Measured(NamedTuple):
+    """A finished ``doc-index`` process: exit code, output, CPU seconds (its own and its
+    children's: a busy machine does not stretch them as it does wall time) and peak RSS
+    of the largest process of its tree in MiB."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    cpu_seconds: float
+    peak_mb: float
+
+
+def measured_cli(*args: str, env: dict[str, str] | None = None,
+                 cwd: Path | None = None) -> Measured:
+    """``doc-index ARGS`` in a real process, measured (``Measured``)."""
+    full = dict(os.environ)
+    full.update(env or {})
+    with tempfile.TemporaryDirectory() as tmp:
+        usage = Path(tmp) / "usage"
+        done = subprocess.run([sys.executable, "-c", _MEASURED, str(usage), sys.executable,
+                               "-m", "doc_index.cli", *args], capture_output=True, env=full,
+                              cwd=cwd, timeout=SAFETY_TIMEOUT, stdin=subprocess.DEVNULL)
+        status, cpu, rss = usage.read_text().split()
+    return Measured(int(status), done.stdout, done.stderr, float(cpu), int(rss) / 1024)

@@ -23,6 +23,7 @@ import hashlib
 import html
 import io
 import json
+import os
 import tarfile
 import threading
 import zipfile
@@ -336,7 +337,55 @@ def carrying(servers: Iterable[_Server], secret: str) -> list[tuple[str, Request
     return found
 
 
+def bulky_sdist(name: str, version: str, files: int, size: int) -> bytes:
+    """An sdist of ``files`` Markdown files of ``size`` bytes each under ``docs/``, built
+    streaming (gzip level 1) from 16 KiB blocks of random hex each written 8 times: it
+    compresses about 16:1, well inside the decompression-ratio cap, like real text."""
+    out = io.BytesIO()
+    top = f"{name}-{version}"
+    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=1, mtime=0) as gz, \
+            tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        readme = b"# Bulky\n\nA package with a lot of docs.\n"
+        for path, data in ((f"{top}/PKG-INFO", f"Name: {name}\nVersion: {version}\n"
+                            .encode()), (f"{top}/README.md", readme)):
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for n in range(files):
+            info = tarfile.TarInfo(f"{top}/docs/page{n:04d}.md")
+            info.size = size
+            tar.addfile(info, io.BufferedReader(_RepeatedHex(size)))
+    return out.getvalue()
+
+
+class _RepeatedHex(io.RawIOBase):
+    """``size`` bytes of Markdown-ish lines of random hex, each 16 KiB block 8 times."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.left = size
+        self.block = b""
+        self.uses = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        if self.left <= 0:
+            return 0
+        if self.uses == 0:
+            hexed = os.urandom(8192).hex().encode()
+            self.block = b"\n".join(hexed[i:i + 63] for i in range(0, len(hexed), 64))
+            self.uses = 8
+        self.uses -= 1
+        n = min(len(buffer), len(self.block), self.left)
+        buffer[:n] = self.block[:n]
+        self.left -= n
+        return n
+
+
 __all__ = [
-    "IndexFile", "Member", "NpmRegistry", "Recorder", "Request", "SimpleIndex", "carrying",
-    "file", "gzip_bomb", "npm_tarball", "sdist", "sha256", "sri", "tar_archive", "zip_archive",
+    "IndexFile", "Member", "NpmRegistry", "Recorder", "Request", "SimpleIndex", "bulky_sdist",
+    "carrying", "file", "gzip_bomb", "npm_tarball", "sdist", "sha256", "sri", "tar_archive",
+    "zip_archive",
 ]

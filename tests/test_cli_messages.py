@@ -381,7 +381,7 @@ positional arguments:
     read      a section by id, its page or its neighbours (as context_read
               answers)
     delete    delete a cache (and nothing that is not one)
-    serve     the MCP server, on stdin and stdout
+    serve     the MCP server, on stdin and stdout or over HTTP (--http)
     hook      git hooks that rebuild a checkout's cache after pull, checkout
               or rebase
     model     the embedding model for answers by meaning (the semantic extra)

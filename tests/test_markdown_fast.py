@@ -62,8 +62,12 @@ def test_only_the_first_lines_are_looked_at(monkeypatch: pytest.MonkeyPatch) -> 
     text = "# A\n\n" + "a\n" * 50 + "\n# B\n\n" + "b\n\n" * 50 + "# C\n"
     notes: list[str] = []
     blocks = markdown.parse_markdown(text, text.encode(), None, notes)
-    assert [b.title for b in blocks] == ["A", "B"] and blocks[-1].end == len(text)
+    assert [b.title for b in blocks if b.kind == "heading"] == ["A", "B"]
     assert notes == ["more than 100 lines: no heading looked for from line 100"]
+    # the rest, where no heading was looked for, is in parts (issue 29)
+    stop = len("".join(text.splitlines(keepends=True)[:99]))
+    assert [(b.kind, b.start) for b in blocks[2:]] == [("part", stop)]
+    assert blocks[1].end == stop and blocks[-1].end == len(text)
 
 
 def test_a_block_longer_than_a_window_grows_it_up_to_the_cap(
@@ -74,7 +78,9 @@ def test_a_block_longer_than_a_window_grows_it_up_to_the_cap(
     text = "# One\n\n" + fence + "\n# Two\n\n" + "```\n" + "x\n" * 8000 + "```\n# Three\n"
     notes: list[str] = []
     blocks = markdown.parse_markdown(text, text.encode(), None, notes)
-    assert [b.title for b in blocks] == ["One", "Two"]  # Three: past a block over the cap
+    headings = [b.title for b in blocks if b.kind == "heading"]
+    assert headings == ["One", "Two"]  # Three: past a block over the cap, in parts
+    assert {b.kind for b in blocks[2:]} == {"part"} and blocks[2].start == text.index("```\nx")
     assert blocks[-1].end == len(text)
     line = text[:text.index("```\nx")].count("\n") + 1
     assert notes == [f"a block over 8 KiB at line {line}: no heading looked for from there"]
@@ -117,5 +123,7 @@ def test_a_heading_past_the_line_cap_is_said(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(markdown, "MAX_PARSE_LINES", 100)
     text = "# A\n\n" + "x\n\n" * 100 + "# B\n"
     notes: list[str] = []
-    assert [b.title for b in markdown.parse_markdown(text, text.encode(), None, notes)] == ["A"]
+    blocks = markdown.parse_markdown(text, text.encode(), None, notes)
+    assert [b.title for b in blocks if b.kind == "heading"] == ["A"]
+    assert {b.kind for b in blocks[1:]} == {"part"}
     assert notes == ["more than 100 lines: no heading looked for from line 99"]

@@ -113,3 +113,29 @@ def test_entries_are_bounded(tmp_path: Path) -> None:
     assert len(warm) == 2
     warm.get(tmp_path / "a", "m", read_manifest)
     assert warm.loads == 4  # "a" was evicted first
+
+
+def test_a_stale_generation_is_let_go_before_the_new_one_loads(tmp_path: Path) -> None:
+    """After a rebuild the old generation's value is no longer held when the new one
+    loads (the server's memory holds one generation of a cache, not two)."""
+    import gc
+    import weakref
+
+    class Loaded:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+    make_cache(tmp_path / "c", "v1")
+    warm = WarmCaches()
+    old = weakref.ref(warm.get(tmp_path / "c", "m", lambda d: Loaded(read_manifest(d))))
+    swap_in(tmp_path, "c", "v2")
+    alive_during_load = []
+
+    def load(d: Path) -> Loaded:
+        gc.collect()
+        alive_during_load.append(old() is not None)
+        return Loaded(read_manifest(d))
+
+    assert warm.get(tmp_path / "c", "m", load).text == "v2"
+    assert alive_during_load == [False]
+    assert len(warm) == 1 and warm.bytes == 0

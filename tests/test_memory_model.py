@@ -18,6 +18,7 @@ from conftest import manifest, run_cli, write_tree
 from doc_index.indexer import limits
 from doc_index.indexer.document import index_file
 from doc_index.indexer.model import ParsedFile
+from doc_index.indexer.versions import PART_TOKENS
 
 
 def peak_of(parse: Callable[[], ParsedFile]) -> tuple[ParsedFile, int]:
@@ -127,16 +128,28 @@ def test_flat_and_deep_input_costs_a_bounded_multiple_of_its_size(
 
 # --- finding 6: what a capped file leaves for every resolve -----------------------------
 
-def test_the_section_past_the_cap_keeps_its_first_words_only() -> None:
-    """One distinct heading a line: the 5,000th section holds the rest of the file and
-    held all its words' terms (10 MB: two million, 1.1 GiB to build, 6.9 s a cold
-    resolve). It keeps its first ``MAX_SECTION_WORDS`` words, and says so."""
+def test_a_section_keeps_its_first_words_only() -> None:
+    """A section of 45,000 distinct words (the 5,000th section of a capped file held the
+    rest of the file, until that rest was cut into parts, and all its words' terms: 10 MB
+    gave two million, 1.1 GiB to build, 6.9 s a cold resolve). It keeps its first
+    ``MAX_SECTION_WORDS`` words, and says so."""
+    data = ("# top\n\n" + " ".join(f"w{i}" for i in range(45_000)) + "\n").encode()
+    parsed = index_file("h.md", data)
+    assert len(parsed.sections) == 1
+    assert len(parsed.sections[0].terms) <= (limits.MAX_SECTION_TERMS + limits.MAX_TITLE_CHARS
+                                             + limits.MAX_PATH_TERMS)  # body, title, path
+    assert "over 32768 distinct words at line 1" in parsed.note
+
+
+def test_the_text_past_the_section_cap_is_cut_into_parts() -> None:
+    """One distinct heading a line: past the 5,000th section the rest of the file is in
+    parts near 1,000 tokens, none a section no budget returns."""
     data = "".join(f"# h{i}\n" for i in range(45_000)).encode()
     parsed = index_file("h.md", data)
-    last = parsed.sections[-1]
-    assert len(parsed.sections) == 5000
-    assert len(last.terms) <= limits.MAX_SECTION_TERMS
-    assert "over 32768 distinct words at line 5000" in parsed.note
+    assert [s.kind for s in parsed.sections[5000:]] == ["part"] * (len(parsed.sections) - 5000)
+    assert len(parsed.sections) > 5000
+    assert max(s.tokens for s in parsed.sections) <= 2 * PART_TOKENS
+    assert "more than 5000 sections: the rest, from line 5001, cut into" in parsed.note
 
 
 def test_a_file_adds_a_bounded_number_of_terms_to_its_cache(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from doc_index.store.sources.package_meta import (
     parse_pyproject,
     repository_url,
     sdist_metadata,
+    tree_folder,
 )
 
 from doc_index.foundation.errors import PackageError
@@ -86,6 +87,31 @@ def test_sdist_metadata_merges_pyproject_urls_after_pkg_info() -> None:
 ])
 def test_forge_repository(url: str, expected: str | None) -> None:
     assert forge_repository(url) == expected
+
+
+@pytest.mark.parametrize("url,expected", [
+    ("https://github.com/open-telemetry/opentelemetry-python-contrib/tree/main/"
+     "instrumentation/opentelemetry-instrumentation-requests",
+     ("https://github.com/open-telemetry/opentelemetry-python-contrib",
+      "instrumentation/opentelemetry-instrumentation-requests")),
+    ("https://gitlab.com/group/sub/proj/-/tree/main/libs/x/",
+     ("https://gitlab.com/group/sub/proj", "libs/x")),
+    ("https://www.github.com/encode/httpx/tree/master/docs", None),  # the docs, not a package
+    ("https://github.com/o/r/tree/main", None),
+    ("https://github.com/o/r/blob/main/libs/x/README.md", None),
+    ("https://example.com/o/r/tree/main/libs/x", None),
+])
+def test_tree_folder(url: str, expected: tuple[str, str] | None) -> None:
+    assert tree_folder(url) == expected
+
+
+def test_repository_url_takes_the_package_folder_from_a_folder_url_of_it() -> None:
+    urls = [("Homepage", "https://github.com/o/mono/tree/main/libs/core"),
+            ("Repository", "https://github.com/o/mono"),
+            ("Other", "https://github.com/o/elsewhere/tree/main/libs/other")]
+    assert repository_url(urls) == Repository("https://github.com/o/mono", "libs/core",
+                                              "project URL 'Repository'")
+    assert repository_url(urls[1:]).directory is None  # (another repository's folder)
 
 
 def test_repository_url_prefers_source_labels_then_home_then_other_forge_urls() -> None:

@@ -37,7 +37,7 @@ def _headings(n: int, start: int = 0) -> str:
 
 # -- a: sections per file --------------------------------------------------------------------
 
-def test_sections_beyond_the_cap_merge_into_the_last_kept_one(tmp_path: Path) -> None:
+def test_sections_beyond_the_cap_are_cut_into_parts(tmp_path: Path) -> None:
     extra = 40
     text = "intro\n\n" + _headings(CAP - 1 + extra)  # a root section, then the headings
     src = write_tree(tmp_path / "src", {"big.md": text, "small.md": "# Small\n\nbody\n"})
@@ -46,12 +46,13 @@ def test_sections_beyond_the_cap_merge_into_the_last_kept_one(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     stderr = done.stderr.decode()
     line = text[: text.index(f"# Heading {CAP - 1}\n")].count("\n") + 1
-    assert (f"note big.md: more than {CAP} sections: the rest, from line {line}, merged into "
-            "the last one") in stderr
+    assert (f"note big.md: more than {CAP} sections: the rest, from line {line}, cut into 1 "
+            "part of about 1000 tokens") in stderr
     sections = [s for s in manifest(root / "local-p")["sections"] if s["file"] == "big.md"]
-    assert len(sections) == CAP
+    assert len(sections) == CAP + 1
     last = sections[-1]
-    assert last["title"] == f"Heading {CAP - 2}"
+    assert (last["id"], last["title"]) == ("big-part-1", "")
+    assert last["byte_offset"] == len(text[: text.index(f"# Heading {CAP - 1}\n")].encode())
     assert last["byte_offset"] + last["byte_length"] == len(text.encode())
 
     # The sections before the cap are those of the file cut at the cap, ids included.
@@ -60,9 +61,7 @@ def test_sections_beyond_the_cap_merge_into_the_last_kept_one(tmp_path: Path) ->
     assert run_cli("build", str(src2), "--root", str(root), "--name", "local-q").returncode == 0
     uncapped = [s for s in manifest(root / "local-q")["sections"] if s["file"] == "big.md"]
     assert len(uncapped) == CAP
-    keys = ("id", "path", "title", "depth", "parent", "byte_offset")
-    assert [[s[k] for k in keys] for s in sections] == [[s[k] for k in keys] for s in uncapped]
-    assert sections[:-1] == uncapped[:-1]
+    assert sections[:-1] == uncapped
 
 
 def test_a_file_of_heading_lines_is_parsed_by_prefixes_only() -> None:
@@ -83,7 +82,7 @@ def test_a_file_of_heading_lines_is_parsed_by_prefixes_only() -> None:
         parsed = index_file("big.md", b"# h\n" * 2_000_000)
     finally:
         del block.parse
-    assert len(parsed.sections) == CAP
+    assert len(parsed.sections) > CAP and parsed.sections[CAP].kind == "part"
     assert parsed.note
     assert sum(seen) <= 2 * markdown.MARKDOWN_WINDOW_BYTES
 
@@ -120,7 +119,7 @@ def test_an_rst_file_of_titles_is_parsed_by_prefixes_only(
 
     monkeypatch.setattr(rst, "_titles", counting_titles)
     parsed = index_file("big.rst", b"h\n=\n\n" * 2_000_000)
-    assert len(parsed.sections) == CAP
+    assert len(parsed.sections) > CAP and parsed.sections[CAP].kind == "part"
     assert parsed.note
     assert sum(seen) <= 3 * 8 * CAP
 
@@ -163,7 +162,7 @@ def test_a_capped_file_resolves(tmp_path: Path) -> None:
     assert run_cli("build", str(src), "--root", str(root), "--name", "local-h").returncode == 0
     done = run_cli("resolve", "local-h", "h", "--budget", "100", "--root", str(root))
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["selection"]["documents_considered"] == CAP
+    assert json.loads(done.stdout)["selection"]["documents_considered"] == CAP + 1  # a part
 
 
 # -- d: one query cap for every cache kind ---------------------------------------------------

@@ -258,10 +258,13 @@ def test_a_comment_closing_an_inclusion_nobody_opened_is_a_comment() -> None:
 
 def test_only_the_first_lines_are_looked_at_for_titles(monkeypatch: pytest.MonkeyPatch) -> None:
     """docutils holds about 130 bytes a line: past ``MAX_PARSE_LINES`` lines no title is
-    looked for, and the rest of the file is part of the last section (issue 21)."""
+    looked for (issue 21), and the rest of the file is in parts (issue 29)."""
     monkeypatch.setattr(rst, "MAX_PARSE_LINES", 60)
     text = "A\n=\n\n" + "para\n\n" * 20 + "B\n-\n\n" + "x\n\n" * 20 + "C\n-\n\ntext\n"
     notes: list[str] = []
     blocks = rst.parse_rst(text, text.encode(), None, notes)
-    assert [b.title for b in blocks] == ["A", "B"] and blocks[-1].end == len(text)
+    assert [b.title for b in blocks if b.kind == "heading"] == ["A", "B"]
     assert notes == ["more than 60 lines: no title looked for after line 52"]
+    stop = len("".join(text.splitlines(keepends=True)[:52]))
+    assert [(b.kind, b.start) for b in blocks[2:]] == [("part", stop)]
+    assert blocks[1].end == stop and blocks[-1].end == len(text)

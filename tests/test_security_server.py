@@ -191,8 +191,9 @@ def _raw_controls(data: bytes) -> list[str]:
 
 def test_names_with_control_characters_are_escaped_in_the_build_output(tmp_path: Path) -> None:
     source = write_tree(tmp_path / "src", {
-        f"good{HOSTILE}.md": "# Good\n\nzebra text\n",
-        f"skipped{HOSTILE}.md": bytes(range(256)) * 8,  # binary: skipped, so listed
+        "plain.md": "# Plain\n\nzebra text\n",
+        f"good{HOSTILE}.md": "# Good\n\nzebra text\n",  # control characters: skipped, listed
+        f"skipped{HOSTILE}.md": bytes(range(256)) * 8,
     })
     root = tmp_path / f"root{HOSTILE}"
     proc = run_cli("build", str(source), "--root", str(root))

@@ -150,8 +150,15 @@ def docs_text(source: dict[str, Any]) -> str:
         return "the archive's docs folder"
     if source.get("docs_from") == "repository":
         commit = repository.get("commit") or ""
-        return printable(f"the docs folder of {repository.get('url')} at tag "
-                         f"{repository.get('tag')} (commit {commit[:12]})")
+        text = (f"{repository.get('docs') or 'the docs folder'} of {repository.get('url')} "
+                f"at tag {repository.get('tag')} (commit {commit[:12]})")
+        if repository.get("docs_why"):  # a package of a monorepo: which folder, and why
+            text += f": {repository['docs_why']}"
+        left_out = repository.get("left_out")
+        if isinstance(left_out, list) and left_out:
+            text += f"; {len(left_out)} folder{'s' if len(left_out) != 1 else ''} of other " \
+                    "packages left out"
+        return printable(text)
     note = source.get("docs_note")
     if not note:
         return "- (not recorded by the doc-index that built it)"

@@ -45,6 +45,7 @@ counted by kind. Config files are read as data (``doc_config``).
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
@@ -96,15 +97,17 @@ def check_subdir(subdir: str) -> str:
 
 class Selection:
     """What a build indexes: ``folders`` (prefixes ending in ``/``; ``""`` is every
-    file), top-level ``files``, folder ``excluded`` components, and the folders whose
-    ``.txt`` files are reStructuredText. ``what``/``why`` say it for the summary;
-    ``left_out`` counts the documentation files outside it (filled in by the scan)."""
+    file) but the ``dropped`` ones inside them, listed ``files``, folder ``excluded``
+    components, and the folders whose ``.txt`` files are reStructuredText.
+    ``what``/``why`` say it for the summary; ``left_out`` counts the documentation files
+    outside it (filled in by the scan)."""
 
     def __init__(self, mode: str, folders: tuple[str, ...], *, what: str = "", why: str = "",
                  files: Iterable[str] = (), excluded: frozenset[str] = frozenset(),
-                 txt_dirs: tuple[str, ...] = ()) -> None:
+                 txt_dirs: tuple[str, ...] = (), dropped: tuple[str, ...] = ()) -> None:
         self.mode = mode
         self.folders = folders
+        self.dropped = dropped  # folders (ending in ``/``) inside ``folders`` left out
         self.files = tuple(sorted(files))
         self._file_set = frozenset(self.files)
         self.excluded = excluded
@@ -130,6 +133,8 @@ class Selection:
     def includes(self, path: str) -> bool:
         if path in self._file_set:
             return True
+        if self.dropped and path.startswith(self.dropped):
+            return False
         for folder in self.folders:
             if path.startswith(folder):
                 if self.excluded and any(self._excluded(part)
@@ -219,6 +224,106 @@ def _choose(names: frozenset[str], read: Reader, mode: str, subdir: str | None,
                      why="no docs folder found: no Sphinx conf.py, mkdocs.yml, book.toml, "
                          "Docusaurus or VitePress config, no docs/ or doc/",
                      excluded=TEST_FOLDERS, txt_dirs=txt_dirs)
+
+
+# --- a package of a monorepo ----------------------------------------------------------
+
+# The files that make a folder a package of a workspace (npm, Python).
+PACKAGE_MANIFESTS = ("package.json", "pyproject.toml", "setup.py", "setup.cfg")
+_WORD_SEPARATORS = re.compile(r"[/@._-]+")
+
+
+def package_words(*names: str) -> frozenset[str]:
+    """The words that name a package, lowercased, ``-`` between parts: each run of the
+    parts (at ``-``, ``_``, ``.``) of each path component of its name or folder
+    (``@tanstack/react-query``: tanstack, react-query, react, query;
+    ``opentelemetry-instrumentation-aiohttp-client``: ..., aiohttp-client, ...)."""
+    words: set[str] = set()
+    for name in names:
+        for component in name.lower().split("/"):
+            parts = [p for p in _WORD_SEPARATORS.split(component) if p]
+            words.update("-".join(parts[i:j]) for i in range(len(parts))
+                         for j in range(i + 1, len(parts) + 1))
+    return frozenset(words)
+
+
+def _word(folder: str) -> str:
+    """A folder's name as ``package_words`` spells words (``aiohttp_client``:
+    ``aiohttp-client``)."""
+    return "-".join(p for p in _WORD_SEPARATORS.split(folder.lower()) if p)
+
+
+def choose_package(paths: Iterable[str], read: Reader, folder: str, name: str,
+                   uses: Iterable[str] = ()) -> Selection:
+    """The docs of the package ``name`` published from ``folder`` of a monorepo (npm's
+    ``repository.directory``): the docs folder of ``folder`` as ``choose`` picks it for
+    that folder alone; else the repository's, as ``choose`` picks it for the whole tree,
+    less the folders in it that hold other packages' pages (``package_split``; ``uses``:
+    the packages this one depends on, whose pages stay); plus ``folder``'s README-like
+    files. With a docs folder in neither, ``folder`` itself, as a ``--subdir``."""
+    names = frozenset(paths)
+    prefix = folder + "/"
+    inner = frozenset(p[len(prefix):] for p in names if p.startswith(prefix))
+    readmes = [prefix + p for p in inner if _readme_like(p) and is_doc_path(p)]
+    own = _choose(inner, lambda p: read(prefix + p), DOCS, None, "")
+    top = _choose(names, read, DOCS, None, "")
+    if own.folders != ("",):
+        selection = Selection(DOCS, tuple(prefix + f for f in own.folders),
+                              what=prefix + own.what, why=f"the package's folder: {own.why}",
+                              files=readmes, txt_dirs=tuple(prefix + d for d in own.txt_dirs))
+    elif top.folders != ("",):
+        has = "has none" if inner else "is not in the tree"
+        dropped = package_split(names, top.folders[0], folder, name, uses)
+        selection = Selection(DOCS, top.folders, what=top.what,
+                              why=f"the repository's root: {top.why}; the package's folder "
+                                  f"{folder} {has}", files=(*top.files, *readmes),
+                              txt_dirs=top.txt_dirs, dropped=dropped)
+    else:
+        selection = _choose(names, read, SUBDIR, folder, "")
+        selection.why = "no docs folder in the package's folder or the repository's root"
+    selection.copies = build_copies(names, selection)
+    return selection
+
+
+def package_split(names: frozenset[str], docs: str, folder: str, name: str,
+                  uses: Iterable[str] = ()) -> tuple[str, ...]:
+    """The folders of the docs folder ``docs`` that hold other packages' pages: where a
+    folder there has a subfolder named by a word of this package (``package_words`` of
+    ``name`` and ``folder``: ``framework/react/`` for ``packages/react-query``) beside
+    subfolders named by words of the other packages of the workspace (the folders beside
+    ``folder`` holding a package manifest: ``vue`` of ``packages/vue-query``) that are not
+    words of this package or of a package it ``uses`` (``query-core``), those
+    subfolders, when this package's subfolders hold at least as many pages as each of
+    them: a package whose part is smaller leans on a fuller one (TanStack Query's Vue and
+    Angular pages are stubs naming the React page they borrow from, docs/packages.md).
+    Sorted; nothing when no folder splits so."""
+    ours = package_words(name, folder)
+    kept = ours | package_words(*uses)
+    parent = posixpath.dirname(folder)
+    siblings = {p.split("/")[-2] for p in names
+                if posixpath.dirname(posixpath.dirname(p)) == parent
+                and posixpath.basename(p) in PACKAGE_MANIFESTS}
+    others = package_words(*(s for s in siblings if s != posixpath.basename(folder))) - kept
+    children: dict[str, set[str]] = {}
+    for path in names:
+        if path.startswith(docs):
+            parts = path[len(docs):].split("/")[:-1]
+            for depth in range(len(parts)):
+                children.setdefault("/".join(parts[:depth]), set()).add(parts[depth])
+    dropped: list[str] = []
+    for where, subs in sorted(children.items()):
+        base = docs + (where + "/" if where else "")
+        mine = [f"{base}{s}/" for s in subs if _word(s) in ours]
+        theirs = [f"{base}{s}/" for s in sorted(subs) if _word(s) in others]
+        if mine and theirs and not any(base.startswith(d) for d in dropped) \
+                and _pages(names, mine) >= max(_pages(names, [t]) for t in theirs):
+            dropped += theirs
+    return tuple(sorted(dropped))
+
+
+def _pages(names: frozenset[str], folders: list[str]) -> int:
+    """How many documentation files ``folders`` hold."""
+    return sum(1 for p in names if p.startswith(tuple(folders)) and is_doc_path(p))
 
 
 def build_copies(names: frozenset[str], selection: Selection) -> tuple[Copy, ...]:
@@ -375,4 +480,5 @@ def kinds_line(kinds: dict[str, int]) -> str | None:
 
 
 __all__ = ["ALL", "DOCS", "FOLDER", "SUBDIR", "Copy", "Counted", "Selection", "build_copies",
-           "check_subdir", "choose", "classify", "is_config_name", "kinds_line"]
+           "check_subdir", "choose", "choose_package", "classify", "is_config_name",
+           "kinds_line", "package_split", "package_words"]

@@ -472,6 +472,9 @@ class _Entry(NamedTuple):
 
 
 BlobFetcher = Callable[[list[str]], None]
+# Chooses a commit's selection from its paths and a config reader (``docs_folder.choose``'s
+# arguments but the mode's).
+Selector = Callable[[list[str], Callable[[str], "bytes | None"]], Selection]
 
 
 def _local(clone: Path, args: list[str], input: bytes | None = None) -> bytes:
@@ -602,8 +605,9 @@ def _is_config(path: str) -> bool:
 def scan_commit(clone: Path, commit: str, blobs: BlobReader,
                 max_bytes: int = DEFAULT_MAX_BYTES, *, mode: str = ALL,
                 subdir: str | None = None, subdir_from: str = "--subdir",
-                fetch: BlobFetcher | None = None) -> Scan:
-    """The documentation files of ``commit`` that ``mode`` selects (``doc_selection``),
+                fetch: BlobFetcher | None = None, select: Selector | None = None) -> Scan:
+    """The documentation files of ``commit`` that ``mode`` selects (``doc_selection``;
+    ``select``, when given, chooses instead: a package's folder in a monorepo),
     sorted by path, digests = blob SHAs; in a partial clone, their blobs (and the docs
     tools' config files) are fetched first with ``fetch``.
 
@@ -632,8 +636,9 @@ def scan_commit(clone: Path, commit: str, blobs: BlobReader,
         except OSError:
             return None
 
-    scan.selection = selection = choose([e.path for e in entries], read_config, mode, subdir,
-                                        subdir_from)
+    paths = [e.path for e in entries]
+    scan.selection = selection = select(paths, read_config) if select is not None else \
+        choose(paths, read_config, mode, subdir, subdir_from)
     chosen = [e for e in entries if _chosen(scan, selection, e)]
     missing = _fetched(clone, commit, sorted({e.sha for e in chosen if e.sha in missing}),
                        missing, fetch)

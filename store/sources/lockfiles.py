@@ -22,10 +22,20 @@ Decisions:
 - a requirements line is direct unless pip-compile's ``# via`` names only packages;
   a requirement without ``==`` is reported as unpinned; a constraints file (``-c``) pins
   only what a requirements file asks for without a pin;
-- input is untrusted: each file at most ``MAX_LOCKFILE_BYTES``, includes at most
-  ``MAX_INCLUDE_DEPTH`` deep and ``MAX_REQUIREMENT_FILES`` files, never outside the
-  project; YAML through the safe loader (no tags that build objects); nesting is walked
-  with explicit stacks; a file that does not parse is a warning, not a failure.
+- input is untrusted: a JSON file at most ``MAX_LOCKFILE_BYTES``, any other at most
+  ``MAX_PARSED_BYTES`` (the TOML and YAML parsers hold 10-40 bytes a byte: a realistic
+  24 MB pnpm-lock.yaml took 35 s and 1 GB; a line read holds a string a line), at most
+  ``MAX_PARSED_VALUES`` values in a TOML or YAML file and ``index_pages.MAX_PAGE_VALUES``
+  in a JSON one (counted before parsing: 60 MB of ``[{},{},...`` in TOML took 61 s and
+  2 GB), ``MAX_PROJECT_BYTES`` for all the files of a project, ``MAX_REQUIREMENT_LINES``
+  lines of a requirements file; a regular
+  file inside the project only (a FIFO, a device or a symlink out is refused, never
+  opened in a way that blocks); includes at most ``MAX_INCLUDE_DEPTH`` deep and
+  ``MAX_REQUIREMENT_FILES`` files, never outside the project; YAML through the safe loader
+  (no tags that build objects), and no value of it turned into text unless it is a
+  scalar (a YAML alias bomb is shared lists, harmless until something prints one);
+  nesting is walked with explicit stacks; a file that does not parse is a warning, not a
+  failure; at most ``MAX_WARNINGS`` warnings are listed, quoting at most 200 characters.
 
 Output is deterministic: pins sorted by ecosystem, name and version.
 """
@@ -35,6 +45,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -51,7 +62,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-MAX_LOCKFILE_BYTES = 64 << 20
+MAX_LOCKFILE_BYTES = 64 << 20  # a JSON file (package-lock.json: up to tens of MB)
+MAX_PARSED_BYTES = 16 << 20  # a TOML, YAML or line-read file (uv.lock, pnpm-lock.yaml...)
+MAX_PARSED_VALUES = 2_000_000  # ... and the values a TOML or YAML one holds (counted)
+MAX_PROJECT_BYTES = 128 << 20  # every file read for one project
+MAX_REQUIREMENT_LINES = 20_000  # lines of one requirements file (real ones: hundreds)
+MAX_WARNINGS = 100
 MAX_INCLUDE_DEPTH = 16
 MAX_REQUIREMENT_FILES = 256
 MAX_NESTING = 256  # package-lock v1 ``dependencies`` inside ``dependencies``
@@ -116,11 +132,23 @@ class _Reading:
         self.root = project.resolve()
         self.dev = dev
         self.warnings: list[str] = []
+        self.more_warnings = 0
         self.files: list[str] = []
         self.npm_direct: dict[str, str] = {}  # package.json's name -> range
+        self.budget = MAX_PROJECT_BYTES
 
     def warn(self, message: str) -> None:
-        self.warnings.append(message)
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(message)
+        else:
+            self.more_warnings += 1
+
+    def shown(self, path: Path) -> str:
+        """``path`` as a warning names it, not resolved (a link by its own name): relative
+        to the project when it is in it, else absolute; at most 200 characters."""
+        absolute = os.path.normpath(os.path.join(self.project, path))
+        relative = os.path.relpath(absolute, self.project)
+        return _quoted(absolute if relative.startswith("..") else relative)
 
     def rel(self, path: Path) -> str:
         try:
@@ -128,32 +156,66 @@ class _Reading:
         except ValueError:
             return str(path)
 
-    def text(self, path: Path) -> str | None:
-        """A project file's text within the cap; None (and a warning) when unreadable."""
+    def text(self, path: Path, limit: int | None = None) -> str | None:
+        """A project file's text within ``limit`` (``MAX_PARSED_BYTES`` when not given)
+        and the project's budget; None (and a warning) when it is unreadable, not a
+        regular file, or a link out of the project."""
+        limit = MAX_PARSED_BYTES if limit is None else limit
         rel = self.rel(path)
+        resolved = path.resolve()
+        if not resolved.is_relative_to(self.root):
+            self.warn(f"{self.shown(path)}: a link out of the project, not read")
+            return None
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_LOCKFILE_BYTES + 1)
+            data = _read_regular(resolved, min(limit, self.budget))
         except OSError as exc:
-            self.warn(f"{rel}: cannot read ({exc.strerror})")
+            self.warn(f"{rel}: cannot read ({exc.strerror or exc})")
             return None
-        if len(data) > MAX_LOCKFILE_BYTES:
-            self.warn(f"{rel}: over {MAX_LOCKFILE_BYTES} bytes, not read")
+        if data is None:
+            self.warn(f"{rel}: not a regular file, not read")
             return None
+        if len(data) > limit:
+            self.warn(f"{rel}: over {limit} bytes, not read")
+            return None
+        if len(data) > self.budget:
+            self.warn(f"{rel}: the project's lockfiles are over {MAX_PROJECT_BYTES} bytes "
+                      "together, not read")
+            return None
+        self.budget -= len(data)
         self.files.append(rel)
         return data.decode("utf-8", "replace")
 
+    def parsed_text(self, path: Path, text: str | None = None) -> str | None:
+        """A TOML or YAML file's text within ``MAX_PARSED_BYTES`` and its values within
+        ``MAX_PARSED_VALUES``; None (and a warning) otherwise."""
+        text = self.text(path) if text is None else text
+        if text is None:
+            return None
+        if len(text) > MAX_PARSED_BYTES:
+            self.warn(f"{self.rel(path)}: over {MAX_PARSED_BYTES} bytes, not parsed")
+            return None
+        if _value_count(text) > MAX_PARSED_VALUES:
+            self.warn(f"{self.rel(path)}: more than {MAX_PARSED_VALUES} values, not parsed")
+            return None
+        return text
+
     def toml(self, path: Path) -> dict[str, Any] | None:
-        return self._parsed(path, self.text(path), tomllib.loads,
+        return self._parsed(path, self.parsed_text(path), tomllib.loads,
                             (tomllib.TOMLDecodeError, RecursionError))
 
     def project_toml(self, name: str) -> dict[str, Any] | None:
         """The project's TOML manifest ``name``; None without the file or when unread."""
         path = self.project / name
-        return self.toml(path) if path.is_file() else None
+        return self.toml(path) if _present(path) else None
 
     def json(self, path: Path) -> Any:
-        return self._parsed(path, self.text(path), json.loads, (ValueError, RecursionError))
+        from .index_pages import MAX_PAGE_VALUES
+
+        text = self.text(path, MAX_LOCKFILE_BYTES)
+        if text is not None and _value_count(text, ",[{") > MAX_PAGE_VALUES:
+            self.warn(f"{self.rel(path)}: more than {MAX_PAGE_VALUES} values, not parsed")
+            return None
+        return self._parsed(path, text, json.loads, (ValueError, RecursionError))
 
     def _parsed(self, path: Path, text: str | None, loads: Callable[[str], Any],
                 errors: tuple[type[Exception], ...]) -> Any:
@@ -163,11 +225,11 @@ class _Reading:
         try:
             return loads(text)
         except errors as exc:
-            self.warn(f"{self.rel(path)}: does not parse ({str(exc)[:200]})")
+            self.warn(f"{self.rel(path)}: does not parse ({_quoted(str(exc))})")
             return None
 
     def yaml(self, path: Path, text: str | None = None) -> Any:
-        text = self.text(path) if text is None else text
+        text = self.parsed_text(path, text)
         if text is None:
             return None
         import yaml  # only a project with a YAML lockfile pays for the import
@@ -175,6 +237,44 @@ class _Reading:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # a safe loader
         return self._parsed(path, text, lambda t: yaml.load(t, Loader=loader),  # noqa: S506
                             (yaml.YAMLError, RecursionError))
+
+
+def _read_regular(path: Path, limit: int) -> bytes | None:
+    """At most ``limit + 1`` bytes of ``path`` when it is a regular file (opened without
+    following a last symlink and without blocking: a FIFO is refused, never waited on);
+    None when it is not a regular file."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | \
+        getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return fh.read(limit + 1)
+
+
+def _present(path: Path) -> bool:
+    """Whether a lockfile of this name is there to be read (or refused with a reason):
+    anything but a folder, a dangling or looping symlink included."""
+    return os.path.lexists(path) and not path.is_dir()
+
+
+def _value_count(text: str, separators: str = ",:=[{\n") -> int:
+    """At most how many values a text holds: one more than its ``separators`` (for TOML
+    and YAML, their separators and lines; for JSON, commas and opening brackets)."""
+    return sum(text.count(c) for c in separators) + 1
+
+
+def _quoted(text: str, limit: int = 200) -> str:
+    """``text`` as a warning quotes it: at most ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _text(value: object) -> str:
+    """A YAML scalar as text ("" for anything else): ``str`` of a list an alias bomb
+    shares would be exponential."""
+    if isinstance(value, str):
+        return value
+    return str(value) if isinstance(value, (int, float)) else ""
 
 
 def _dict(value: object) -> dict[str, Any]:
@@ -373,22 +473,23 @@ class _ReqLine(NamedTuple):
 
 
 def _logical_lines(text: str) -> Iterator[tuple[int, str, list[str]]]:
-    """(first line number, joined line, the ``# via`` items after it)."""
+    """(first line number, joined line, the ``# via`` items after it), each yielded when
+    the next one starts (its ``# via`` lines are then known): one held at a time."""
     pending: list[str] = []
     start = 0
-    items: list[tuple[int, str, list[str]]] = []
+    last: tuple[int, str, list[str]] | None = None
     in_via = False
     for number, raw in enumerate(text.splitlines(), 1):
         stripped = raw.strip()
         if not pending and stripped.startswith("#"):
             comment = stripped.lstrip("#").strip()
-            if items and comment.startswith("via"):
+            if last and comment.startswith("via"):
                 in_via = True
                 rest = comment[3:].strip()
                 if rest:
-                    items[-1][2].append(rest)
-            elif items and in_via and comment:
-                items[-1][2].append(comment)
+                    last[2].append(rest)
+            elif last and in_via and comment:
+                last[2].append(comment)
             continue
         in_via = False
         if not pending:
@@ -400,8 +501,11 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str, list[str]]]:
         joined = " ".join(p.strip() for p in [*pending, line]).strip()
         pending = []
         if joined:
-            items.append((start, joined, []))
-    yield from items
+            if last is not None:
+                yield last
+            last = (start, joined, [])
+    if last is not None:
+        yield last
 
 
 def _split_options(line: str) -> tuple[str, list[tuple[str, str]]]:
@@ -444,7 +548,7 @@ class _Requirements:
         if resolved in self.seen:
             return
         if not resolved.is_relative_to(reading.root):
-            reading.warn(f"{os.path.normpath(path)}: outside the project, not read")
+            reading.warn(f"{reading.shown(path)}: outside the project, not read")
             return
         if depth > MAX_INCLUDE_DEPTH or len(self.seen) >= MAX_REQUIREMENT_FILES:
             reading.warn(f"{reading.rel(path)}: includes nest too deep or too many, not read")
@@ -458,7 +562,11 @@ class _Requirements:
         extra: list[str] = []
         links: list[str] = []
         target = self.constraints if constraint else self.requirements
-        for number, line, via in _logical_lines(text):
+        for count, (number, line, via) in enumerate(_logical_lines(text), 1):
+            if count > MAX_REQUIREMENT_LINES:
+                reading.warn(f"{rel}: more than {MAX_REQUIREMENT_LINES} requirement lines, "
+                             "the rest not read")
+                break
             requirement, options = _split_options(line)
             for name, value in options:
                 if name in ("-r", "--requirement", "-c", "--constraint"):
@@ -470,7 +578,8 @@ class _Requirements:
                 elif name in ("-f", "--find-links") and value:
                     links.append(value)
                 elif name in ("-e", "--editable"):
-                    reading.warn(f"{rel}:{number}: editable {value} is not pinned to a release")
+                    reading.warn(f"{rel}:{number}: editable {_quoted(value)} is not pinned to a "
+                                 "release")
             if requirement:
                 named = _Named(index, tuple(extra), tuple(links))
                 target.append((_ReqLine(rel, number, requirement, tuple(via)), named))
@@ -478,11 +587,11 @@ class _Requirements:
     def _include(self, path: Path, rel: str, number: int, value: str, depth: int,
                  constraint: bool) -> None:
         if "://" in value:
-            self.reading.warn(f"{rel}:{number}: include {value} is a URL, not read")
+            self.reading.warn(f"{rel}:{number}: include {_quoted(value)} is a URL, not read")
             return
         included = path.parent / value
-        if not included.is_file():
-            self.reading.warn(f"{rel}:{number}: include {value} not found")
+        if not _present(included):
+            self.reading.warn(f"{rel}:{number}: include {_quoted(value)} not found")
             return
         self.read(included, depth + 1, constraint)
 
@@ -502,7 +611,7 @@ def _parse_requirement(line: _ReqLine, reading: _Reading) -> Requirement | None:
                      "doc-index reads (a path or URL?)")
         return None
     if requirement.url:
-        reading.warn(f"{line.file}:{line.line}: {requirement.name} comes from a URL, "
+        reading.warn(f"{line.file}:{line.line}: {_quoted(requirement.name)} comes from a URL, "
                      "not an index")
         return None
     return requirement
@@ -515,7 +624,7 @@ def _requirements(reading: _Reading) -> Iterator[tuple[str, _Locked]]:
         return
     walk = _Requirements(reading)
     for path in files:
-        if path.is_file():
+        if _present(path):
             walk.read(path)
     constrained: dict[str, tuple[str, _Named]] = {}
     for line, named in walk.constraints:
@@ -553,7 +662,7 @@ def _package_json_direct(reading: _Reading) -> dict[str, str] | None:
     """``package.json``'s direct dependencies: name -> range (None without the file),
     kept in ``reading.npm_direct`` for the lockfiles that need the ranges."""
     path = reading.project / "package.json"
-    if not path.is_file():
+    if not _present(path):
         return None
     document = _dict(reading.json(path))
     found: dict[str, str] = {}
@@ -677,7 +786,7 @@ def _pnpm_key(key: str, major: int) -> tuple[str, str] | None:
 
 def _pnpm_lock(doc: dict[str, Any], reading: _Reading) -> Iterator[_Locked]:
     try:
-        major = int(float(str(doc.get("lockfileVersion", "5")).strip("'\"")))
+        major = int(float(_text(doc.get("lockfileVersion", "5")).strip("'\"")))
     except ValueError:
         major = 5
     importers = _dict(doc.get("importers")) or {".": doc}
@@ -701,7 +810,7 @@ def _pnpm_lock(doc: dict[str, Any], reading: _Reading) -> Iterator[_Locked]:
                     direct.add(found)
     seen: set[tuple[str, str]] = set()
     for key, entry in _dict(doc.get("packages")).items():
-        found = _pnpm_key(str(key), major)
+        found = _pnpm_key(_text(key), major)
         if found is None or found in seen:
             continue
         seen.add(found)
@@ -781,22 +890,22 @@ def _yarn_berry(text: str, reading: _Reading) -> Iterator[_Locked]:
     entries: dict[str, dict[str, Any]] = {}
     for key, entry in doc.items():
         if key != "__metadata" and isinstance(entry, dict):
-            for descriptor in str(key).split(","):
+            for descriptor in _text(key).split(","):
                 entries[descriptor.strip()] = entry
     wanted = list(reading.npm_direct.items())
     for entry in doc.values():
-        if isinstance(entry, dict) and "@workspace:" in str(entry.get("resolution", "")):
+        if isinstance(entry, dict) and "@workspace:" in _text(entry.get("resolution", "")):
             for section in _npm_sections(reading.dev):
-                wanted += [(n, str(r)) for n, r in _dict(entry.get(section)).items()]
+                wanted += [(_text(n), _text(r)) for n, r in _dict(entry.get(section)).items()]
     direct: set[tuple[str, str]] = set()
     for name, spec in wanted:
         target = entries.get(f"{name}@{spec}") or entries.get(f"{name}@npm:{spec}")
-        found = _berry_locator(str(target.get("resolution", ""))) if target else None
+        found = _berry_locator(_text(target.get("resolution", ""))) if target else None
         if found:
             direct.add(found)
     seen: set[tuple[str, str]] = set()
     for entry in doc.values():
-        found = _berry_locator(str(_dict(entry).get("resolution", "")))
+        found = _berry_locator(_text(_dict(entry).get("resolution", "")))
         if found and found not in seen:
             seen.add(found)
             yield _Locked(NPM, found[0], found[1], found in direct, None, ())
@@ -812,12 +921,12 @@ def _python_locked(reading: _Reading) -> list[tuple[str, _Locked]]:
     found: list[tuple[str, _Locked]] = []
     for name, parse, kind in _PYTHON_LOCKS:
         path = reading.project / name
-        if path.is_file():
+        if _present(path):
             doc = reading.toml(path) if kind == "toml" else reading.json(path)
             if isinstance(doc, dict):
                 found += [(name, e) for e in parse(doc, reading)]
     for path in sorted(reading.project.glob("pylock*.toml")):
-        if re.fullmatch(r"pylock(\.[^.]+)?\.toml", path.name) and path.is_file():
+        if re.fullmatch(r"pylock(\.[^.]+)?\.toml", path.name) and _present(path):
             doc = reading.toml(path)
             if isinstance(doc, dict):
                 found += [(path.name, e) for e in _pylock(doc, reading)]
@@ -828,17 +937,17 @@ def _npm_locked(reading: _Reading) -> list[tuple[str, _Locked]]:
     found: list[tuple[str, _Locked]] = []
     for name in ("package-lock.json", "npm-shrinkwrap.json"):
         path = reading.project / name
-        if path.is_file():
+        if _present(path):
             doc = reading.json(path)
             if isinstance(doc, dict):
                 found += [(name, e) for e in _package_lock(doc, reading, name)]
     path = reading.project / "pnpm-lock.yaml"
-    if path.is_file():
+    if _present(path):
         doc = reading.yaml(path)
         if isinstance(doc, dict):
             found += [("pnpm-lock.yaml", e) for e in _pnpm_lock(doc, reading)]
     path = reading.project / "yarn.lock"
-    if path.is_file():
+    if _present(path):
         text = reading.text(path)
         if text is not None:
             found += [("yarn.lock", e) for e in _yarn_lock(text, reading)]
@@ -853,8 +962,8 @@ def _merge(locked: list[tuple[str, _Locked]], direct_names: Mapping[str, set[str
             names = direct_names.get(entry.ecosystem)
             if entry.direct or (entry.direct is None and names is not None
                                 and entry.name in names):
-                reading.warn(f"{file}: {entry.name} does not come from an index or registry "
-                             "(git, URL or path): no published version to fetch")
+                reading.warn(f"{file}: {_quoted(entry.name)} does not come from an index or "
+                             "registry (git, URL or path): no published version to fetch")
             continue
         direct = entry.direct
         if direct is None:
@@ -883,8 +992,8 @@ def _merge(locked: list[tuple[str, _Locked]], direct_names: Mapping[str, set[str
             versions.setdefault((pin.ecosystem, pin.name), []).append(pin.version)
     for (ecosystem, name), found in sorted(versions.items()):
         if len(found) > 1:
-            reading.warn(f"{ecosystem}:{name} is pinned at {len(found)} versions: "
-                         f"{', '.join(found)}")
+            reading.warn(_quoted(f"{ecosystem}:{name} is pinned at {len(found)} versions: "
+                                 f"{', '.join(found)}"))
     return pins
 
 
@@ -903,7 +1012,10 @@ def read_project_pins(project: Path, *, all_locked: bool = False,
     locked = _python_locked(reading) + _npm_locked(reading)
     pins = _merge(locked, direct_names, all_locked, reading)
     files = tuple(dict.fromkeys(reading.files))
-    return ProjectPins(pins, tuple(dict.fromkeys(reading.warnings)), files)
+    warnings = list(dict.fromkeys(reading.warnings))
+    if reading.more_warnings:
+        warnings.append(f"... and {reading.more_warnings} more warnings")
+    return ProjectPins(pins, tuple(warnings), files)
 
 
 __all__ = ["MAX_LOCKFILE_BYTES", "NPM", "PYPI", "Pin", "ProjectPins", "read_project_pins"]

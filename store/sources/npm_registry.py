@@ -243,9 +243,11 @@ def find_npm_tarball(config: NpmConfig, name: str, version: str, fetcher: Fetche
         page = fetcher.get(url, max_bytes=MAX_PAGE_BYTES, accept=NPM_ACCEPT, allow_file=local)
     except NotFound:
         raise BadSource(f"no package {name} on {shown(registry)}") from None
+    from .index_pages import load_json
+
     try:
-        document = json.loads(page.body)
-    except (ValueError, RecursionError) as exc:
+        document = load_json(page.body, "the packument")
+    except ValueError as exc:
         raise PackageError(f"{shown(url)}: the registry's JSON does not parse ({exc})") from None
     if not isinstance(document, dict) or document.get("name") not in (None, name):
         raise PackageError(f"{shown(url)}: the registry answered for another package")

@@ -19,8 +19,11 @@ What the cache holds, each part named in the build summary with where it came fr
 - when the archive has no docs folder, the project's repository (``package_meta``: the
   package's own ``project_urls`` / npm ``repository``) at the tag naming the version
   (``choose_tag`` among ``git ls-remote --tags``), through the git source's clone area;
-  its docs folder is added (the archive's file wins a shared path). A repository that
-  cannot be reached (offline), or has no such tag, is a summary line, not a failure.
+  its docs folder is added (the archive's file wins a shared path). A package published
+  from a folder of a monorepo (npm's ``repository.directory``, a PyPI project URL of a
+  folder) has that folder's docs folder, else the repository's less other packages'
+  pages (``docs_folder.choose_package``). A repository that cannot be reached
+  (offline), or has no such tag, is a summary line, not a failure.
   Repository URLs from metadata are always ``https://`` on a forge (``package_meta``):
   an air-gapped user points git at a mirror with git's own ``url.<base>.insteadOf``.
 
@@ -34,6 +37,7 @@ so an unchanged pin is an unchanged cache.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -44,10 +48,10 @@ from ...indexer.formats import is_doc_path
 from ..index_store import BuildReport, IndexStore, Progress, warm_worker
 from .docs_folder import (
     DOCS,
-    SUBDIR,
     Selection,
     _readme_like,  # (the git source's rule for README-like names)
     choose,
+    choose_package,
     classify,
 )
 from .identity import (
@@ -272,13 +276,15 @@ def api_pages(paths: list[str], taken: set[str]) -> dict[str, bytes]:
 class RepoPart(NamedTuple):
     """The repository's contribution: its scan (None when it gave nothing), the record
     (``url``, ``tag``, ``commit``, ``why``, ``reached``: False when git could not list
-    its tags or fetch the tag), the summary's line, and ``gap``: why it gave no docs
+    its tags or fetch the tag; for a package of a monorepo ``directory``, ``docs``,
+    ``docs_why``, ``left_out``), the summary's line, and ``gap``: why it gave no docs
     (``identity.docs_note``'s cause), None when it did."""
 
     scan: Scan | None
     record: dict[str, Any] | None
     line: str
     gap: str | None = None
+    notes: tuple[str, ...] = ()  # summary lines after ``line`` (what was left out)
 
 
 def repository_of(spec: PackageSpec, files: dict[str, bytes]) -> Any:
@@ -340,7 +346,7 @@ def repository_part(spec: PackageSpec, files: dict[str, bytes], stack: ExitStack
                         f"repository: {shown}: {choice.reason}",
                         f"no tag for {spec.version} in the docs repository")
     try:
-        scan = _scan_tag(repo, choice.tag, stack, max_bytes)
+        scan = _scan_tag(spec, repo, choice.tag, stack, max_bytes, files)
     except DocIndexError as exc:
         return RepoPart(None, {"url": repo.url, "tag": choice.tag, "why": exc.message,
                                "reached": False},
@@ -354,27 +360,94 @@ def repository_part(spec: PackageSpec, files: dict[str, bytes], stack: ExitStack
         return RepoPart(None, record, f"repository: {where}: no docs folder there either",
                         NO_DOCS_ANYWHERE)
     what = f"{selection.what} ({selection.why})" if selection.why else selection.what
-    return RepoPart(scan, record, f"repository: {where}: docs {what}")
+    folder = package_folder(repo.directory)
+    notes: tuple[str, ...] = ()
+    if folder is not None:
+        record.update(directory=folder, docs=selection.what, docs_why=selection.why)
+        if selection.dropped:
+            record["left_out"] = list(selection.dropped)
+            notes = (_dropped_line(selection, scan),)
+    return RepoPart(scan, record, f"repository: {where}: docs {what}", notes=notes)
 
 
-def _scan_tag(repo: Any, tag: str, stack: ExitStack, max_bytes: int) -> Scan:
-    """The docs of ``repo`` at ``tag`` (its npm ``directory`` when it names one), read
-    from the git source's clone, which stays open until ``stack`` closes."""
-    from .docs_folder import check_subdir
+def _dropped_line(selection: Selection, scan: Scan) -> str:
+    """``left out: docs/framework/vue/, ... (170 files: other packages' pages)``."""
+    count = sum(1 for p in scan.tree if p.startswith(selection.dropped)
+                and selection.kind(p) == "doc")
+    shown = ", ".join(selection.dropped[:4])
+    if len(selection.dropped) > 4:
+        shown += f" and {len(selection.dropped) - 4} more folders"
+    return f"left out: {shown} ({count} file{'s' if count != 1 else ''}: other packages' pages)"
+
+
+def _scan_tag(spec: PackageSpec, repo: Any, tag: str, stack: ExitStack, max_bytes: int,
+              files: dict[str, bytes]) -> Scan:
+    """The docs of ``repo`` at ``tag``, read from the git source's clone, which stays open
+    until ``stack`` closes. A package of a monorepo (npm's ``directory``) has its
+    folder's docs or else the repository's (``docs_folder.choose_package``); the files of
+    its folder the archive holds (its README) are left to the archive's copy."""
     from .git import BlobReader, fetch_blobs, open_clone, parse_remote, scan_commit
 
     remote = parse_remote(repo.url)
     fetched = stack.enter_context(open_clone(remote, f"refs/tags/{tag}"))
     blobs = BlobReader(fetched.clone)
     stack.callback(blobs.close)
-    subdir = check_subdir(repo.directory) if repo.directory else None
-    scan = scan_commit(fetched.clone, fetched.commit, blobs, max_bytes,
-                       mode=SUBDIR if subdir else DOCS, subdir=subdir,
-                       subdir_from="the package's repository directory",
-                       fetch=lambda shas: fetch_blobs(fetched, remote, shas))
-    if scan.selection is not None and scan.selection.folders == ("",) and subdir is None:
+    folder = package_folder(repo.directory)
+    uses = package_uses(spec, files) if folder else ()
+    scan = scan_commit(fetched.clone, fetched.commit, blobs, max_bytes, mode=DOCS,
+                       fetch=lambda shas: fetch_blobs(fetched, remote, shas),
+                       select=None if folder is None else lambda paths, read: choose_package(
+                           paths, read, folder, spec.name, uses))
+    if scan.selection is not None and scan.selection.folders == ("",) and folder is None:
         scan.files = []  # no docs folder: the archive's README is the better copy
+    if folder is not None:  # (the archive is the published copy of the package's folder)
+        scan.files = [f for f in scan.files
+                      if not f.path.startswith(folder + "/") or f.path[len(folder) + 1:]
+                      not in files]
     return scan
+
+
+def package_folder(directory: str | None) -> str | None:
+    """npm's ``repository.directory`` as a checked folder (``check_subdir``), or None when
+    it names none, the repository's top (``""``, ``.``, ``./``) or no folder of it."""
+    from .docs_folder import check_subdir
+
+    if directory is None or directory.strip().strip("/") in ("", "."):
+        return None
+    try:
+        return check_subdir(directory.strip())
+    except UsageError:  # ("..", an absolute path: not a folder of the repository)
+        return None
+
+
+def package_uses(spec: PackageSpec, files: dict[str, bytes]) -> tuple[str, ...]:
+    """The packages ``spec`` depends on, read as data: npm's ``dependencies``,
+    ``peerDependencies`` and ``optionalDependencies`` of its ``package.json``, PyPI's
+    ``Requires-Dist`` of its ``PKG-INFO``. In a monorepo's docs their pages are not another
+    package's (``docs_folder.package_split``)."""
+    names: set[str] = set()
+    if spec.ecosystem == NPM:
+        import json
+
+        try:
+            document = json.loads(files.get("package.json", b"{}"))
+        except (ValueError, RecursionError):
+            return ()
+        for field in ("dependencies", "peerDependencies", "optionalDependencies"):
+            value = document.get(field) if isinstance(document, dict) else None
+            if isinstance(value, dict):
+                names.update(k for k in value if isinstance(k, str))
+    elif "PKG-INFO" in files and len(files["PKG-INFO"]) <= 4 << 20:  # (MAX_METADATA_BYTES)
+        from email.parser import HeaderParser
+        from email.policy import compat32
+
+        headers = HeaderParser(policy=compat32).parsestr(
+            files["PKG-INFO"].decode("utf-8", "replace"), headersonly=True)
+        for line in headers.get_all("Requires-Dist") or []:
+            match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", str(line))
+            if match:
+                names.add(match.group(1))
+    return tuple(sorted(names))
 
 
 # --- the build -------------------------------------------------------------------------
@@ -392,9 +465,10 @@ def build_from_package(store: IndexStore, source: str, *, name: str | None = Non
     key = Source(spec.ecosystem, "", spec.version, spec.ecosystem, spec.name,
                  spec.key).cache_key(name)
     got = fetch_archive(spec, config=config, hashes=hashes)
-    from .archives import read_archive
+    from .archives import DEFAULT_LIMITS, kept_limit_bytes, read_archive
 
-    contents = read_archive(got.data, got.artifact.filename)
+    contents = read_archive(got.data, got.artifact.filename,
+                            limits=DEFAULT_LIMITS._replace(max_kept_bytes=kept_limit_bytes()))
     with ExitStack() as stack, warm_worker(store, key, full) as warm:
         scan, details, about = _package_scan(spec, got, contents, stack, max_bytes)
         identity = Source(spec.ecosystem, details["index"], spec.version, spec.ecosystem,
@@ -449,7 +523,7 @@ def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: Exit
     if not from_archive and not repo_files:
         raise nothing_to_index(f"{spec} ({artifact.filename})", scan)
     kept = [f for p, d in from_archive.items() if (f := _file(p, d, max_bytes, scan))]
-    scan.files = sorted([*kept, *repo_files], key=lambda f: f.path)
+    scan.files = _within_docs_cap(sorted([*kept, *repo_files], key=lambda f: f.path), about)
     scan.source_reader = files.get
     scan.skipped.sort()
     scan.expand = _package_expansion(files, max_bytes, selection.folders)
@@ -471,7 +545,7 @@ def _take_repository(part: RepoPart, from_archive: dict[str, bytes], scan: Scan,
         scan.skipped += part.scan.skipped
         scan.kinds.update(part.scan.kinds)
         line += f", {len(repo_files)} file{'s' if len(repo_files) != 1 else ''}"
-    about.append(line)
+    about += [line, *part.notes]
     if part.gap is None:
         details["docs_from"] = "repository"
     else:
@@ -497,6 +571,37 @@ def _package_expansion(files: dict[str, bytes], max_bytes: int,
 
     config = configure(MemoryReader(files, max_bytes), "", [f for f in folders if f])
     return config._replace(markdown_autodoc=True)
+
+
+DOCS_LIMIT_ENV = "DOC_INDEX_PACKAGE_DOCS_MB"
+DEFAULT_DOCS_BYTES = 64 << 20
+
+
+def docs_limit_bytes() -> int:
+    """The documentation a package's cache holds at most, before its pages expand:
+    ``DOC_INDEX_PACKAGE_DOCS_MB`` MiB (a whole number from 1), default 64 MiB, 11 times
+    the largest real package docs measured (django 5.1.4: 609 files, 5.9 MB)."""
+    text = os.environ.get(DOCS_LIMIT_ENV, "")
+    if not (text.isascii() and text.isdigit() and 0 < len(text) < 8 and int(text) > 0):
+        return DEFAULT_DOCS_BYTES
+    return int(text) << 20
+
+
+def _within_docs_cap(files: list[SourceFile], about: list[str]) -> list[SourceFile]:
+    """``files`` (sorted by path) up to the docs cap, in path order; the files past it
+    are left out and said in one line of ``about`` (the same bytes, the same files)."""
+    cap = docs_limit_bytes()
+    total = 0
+    for at, entry in enumerate(files):
+        total += entry.size
+        if total > cap:
+            left = files[at:]
+            size = sum(f.size for f in left)
+            about.append(f"docs: {len(left)} file{'s' if len(left) != 1 else ''} "
+                         f"({size} bytes) from {left[0].path} on left out: a package's "
+                         f"cache holds at most {cap >> 20} MiB of docs ({DOCS_LIMIT_ENV})")
+            return files[:at]
+    return files
 
 
 def _file(path: str, data: bytes, max_bytes: int, scan: Scan) -> SourceFile | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 import ssl
 import stat
 import time
@@ -39,7 +40,8 @@ from ...foundation.redact import redact
 
 DEFAULT_TIMEOUT = 30.0  # seconds one socket operation may wait
 DEFAULT_DEADLINE = 600.0  # seconds one whole transfer may take
-MAX_PAGE_BYTES = 64 << 20  # an index page or npm packument (big projects list ~10^4 files)
+MAX_PAGE_BYTES = 64 << 20  # an npm packument (next's: 21 MB; index_pages says more)
+MAX_SIMPLE_PAGE_BYTES = 16 << 20  # a PyPI simple project page (botocore's: 2 MB)
 MAX_ARCHIVE_BYTES = 100 << 20  # a source archive
 _CHUNK = 64 << 10
 USER_AGENT = "doc-index (package docs; never installs)"
@@ -82,9 +84,12 @@ def digest_from_hex(algorithm: str, value: object) -> Digest | None:
         return None
     value = value.strip().lower()
     size = hashlib.new(algorithm).digest_size * 2
-    if len(value) != size or any(c not in "0123456789abcdef" for c in value):
+    if len(value) != size or not _HEX.fullmatch(value):
         return None
     return Digest(algorithm, value)
+
+
+_HEX = re.compile(r"[0-9a-f]+")
 
 
 def digests_from_sri(integrity: object) -> list[Digest]:
@@ -358,6 +363,7 @@ def download(artifact: Artifact, fetcher: Fetcher, *,
 
 __all__ = [
     "Artifact", "Digest", "Fetched", "Fetcher", "MAX_ARCHIVE_BYTES", "MAX_PAGE_BYTES",
+    "MAX_SIMPLE_PAGE_BYTES",
     "NotFound", "digest_from_hex", "digests_from_sri", "download", "file_path", "host_key",
     "inside", "shown", "split_credentials", "strongest",
 ]

@@ -36,11 +36,11 @@ an HTML page of links to them.
 from __future__ import annotations
 
 import configparser
-import json
 import os
+import re
 import sys
 from collections.abc import Mapping
-from html.parser import HTMLParser
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote, unquote, urljoin, urlsplit
@@ -50,7 +50,7 @@ from packaging.version import InvalidVersion, Version
 
 from ...foundation.errors import BadSource, PackageError
 from .package_fetch import (
-    MAX_PAGE_BYTES,
+    MAX_SIMPLE_PAGE_BYTES,
     Artifact,
     Digest,
     Fetcher,
@@ -445,38 +445,33 @@ def _index_file(href: str, base: str, yanked: str | None) -> IndexFile | None:
     return IndexFile(filename, url, _fragment_digests(fragment), yanked)
 
 
-class _Anchors(HTMLParser):
-    def __init__(self, page_url: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.base = page_url
-        self.files: list[IndexFile] = []
+def parse_simple_html(text: str, page_url: str) -> list[IndexFile]:
+    """The files of a PEP 503 page (anchors; hash in the ``#sha256=`` fragment; PEP 592
+    ``data-yanked``), URLs absolute against the page (and its ``<base>``); read in one
+    pass (``index_pages.start_tags``: HTMLParser is quadratic on unterminated tags)."""
+    from .index_pages import start_tags
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
+    base = page_url
+    files: list[IndexFile] = []
+    for tag, values in start_tags(text):
         if tag == "base" and values.get("href"):
-            self.base = urljoin(self.base, values["href"] or "")
+            base = urljoin(base, values["href"] or "")
         elif tag == "a" and values.get("href"):
             yanked = values.get("data-yanked")
             reason = (yanked or "") if "data-yanked" in values else None
-            found = _index_file(values["href"] or "", self.base, reason)
+            found = _index_file(values["href"] or "", base, reason)
             if found is not None:
-                self.files.append(found)
-
-
-def parse_simple_html(text: str, page_url: str) -> list[IndexFile]:
-    """The files of a PEP 503 page (anchors; hash in the ``#sha256=`` fragment; PEP 592
-    ``data-yanked``), URLs absolute against the page (and its ``<base>``)."""
-    parser = _Anchors(page_url)
-    parser.feed(text)
-    parser.close()
-    return parser.files
+                files.append(found)
+    return files
 
 
 def parse_simple_json(body: bytes, page_url: str) -> list[IndexFile]:
     """The files of a PEP 691 JSON page (``files[].url``, ``hashes``, ``yanked``)."""
+    from .index_pages import load_json
+
     try:
-        data = json.loads(body)
-    except (ValueError, RecursionError) as exc:
+        data = load_json(body, "the page")
+    except ValueError as exc:
         raise PackageError(f"{shown(page_url)}: the index's JSON does not parse ({exc})") from None
     meta = data.get("meta") if isinstance(data, dict) else None
     version = str(meta.get("api-version", "")) if isinstance(meta, dict) else ""
@@ -509,10 +504,10 @@ def list_files(location: IndexLocation, name: str, fetcher: Fetcher) -> list[Ind
     if location.flat:
         if local:
             return _directory_files(location.url)
-        page = fetcher.get(location.url, max_bytes=MAX_PAGE_BYTES)
+        page = fetcher.get(location.url, max_bytes=MAX_SIMPLE_PAGE_BYTES)
         return parse_simple_html(page.body.decode("utf-8", "replace"), page.url)
     url = project_page_url(location.url, name)
-    page = fetcher.get(url, max_bytes=MAX_PAGE_BYTES, accept=SIMPLE_ACCEPT, allow_file=local)
+    page = fetcher.get(url, max_bytes=MAX_SIMPLE_PAGE_BYTES, accept=SIMPLE_ACCEPT, allow_file=local)
     if page.content_type in _JSON_TYPES:
         return parse_simple_json(page.body, page.url)
     return parse_simple_html(page.body.decode("utf-8", "replace"), page.url)
@@ -545,10 +540,19 @@ def sdist_version(filename: str, name: str) -> str | None:
         return None
     stem = filename[: -len(suffix)]
     wanted = canonicalize_name(name)
-    for at in (i for i, ch in enumerate(stem) if ch == "-"):
-        if canonicalize_name(stem[:at]) == wanted and stem[at + 1:]:
-            return stem[at + 1:]
-    return None
+    found = _name_pattern(wanted).match(stem)
+    if found is None or canonicalize_name(stem[:found.start(1) - 1]) != wanted:
+        return None  # (the second test: a case the pattern folds and ``lower`` does not)
+    return found.group(1)
+
+
+@lru_cache(maxsize=64)
+def _name_pattern(wanted: str) -> re.Pattern[str]:
+    """``stem`` = a name whose PEP 503 form is ``wanted``, ``-``, then the version: the
+    first ``-`` after such a name, as ``canonicalize_name`` of each prefix would find it,
+    in one linear match (that loop was quadratic in a hostile page's long file names)."""
+    parts = (re.escape(part) for part in wanted.split("-"))
+    return re.compile("[-_.]+".join(parts) + "-(.+)", re.IGNORECASE | re.DOTALL)
 
 
 def choose_sdist(files: list[IndexFile], name: str, version: str) -> IndexFile | None:

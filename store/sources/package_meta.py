@@ -11,6 +11,8 @@
   ``Homepage`` when it is on a known forge, then any other URL on a known forge that
   names a repository (an issue tracker, a changelog at ``/blob/...``). A forge URL is cut
   to the repository (``https://github.com/o/r/tree/main/docs`` -> ``https://github.com/o/r``);
+  a URL of a folder of that repository (``/tree/main/libs/core``) names the package's
+  folder in it, as npm's ``repository.directory`` does (``tree_folder``);
 - ``choose_tag``: the tag of a version among a repository's tags (``git ls-remote --tags``
   lines or plain names). See its docstring for the order.
 """
@@ -219,8 +221,47 @@ def _generic_repository(url: str) -> str | None:
     return f"https://{host}{path}" if path.strip("/") else None
 
 
+_TREE = re.compile(r"^/(?P<repo>[^/]+/[^/]+(?:/[^/]+)*?)(?:/-)?/tree/[^/]+/(?P<folder>.+)$")
+# A folder a project URL points at that is its documentation, not the package.
+_NOT_PACKAGE_FOLDERS = frozenset({"docs", "doc", "documentation", "website", "site", "book",
+                                  "examples", "example", "tests", "test", ".github"})
+
+
+def tree_folder(url: str) -> tuple[str, str] | None:
+    """``(repository, folder)`` for a forge URL of a folder (GitHub's
+    ``/o/r/tree/<ref>/<folder>``, GitLab's ``/g/p/-/tree/<ref>/<folder>``): how a PyPI
+    package published from a monorepo names its folder
+    (``.../opentelemetry-python-contrib/tree/main/instrumentation/<package>``); None for
+    another URL or a docs folder (``/tree/main/docs``: the docs, not the package)."""
+    found = _host_and_path(url)
+    repository = forge_repository(url)
+    if found is None or repository is None:
+        return None
+    match = _TREE.match(found[1].split("#", 1)[0].split("?", 1)[0].rstrip("/"))
+    if match is None:
+        return None
+    folder = match.group("folder")
+    if folder.split("/")[0].lower() in _NOT_PACKAGE_FOLDERS:
+        return None
+    return repository, folder
+
+
 def repository_url(urls: Iterable[tuple[str, str]]) -> Repository | None:
-    """The package's repository among its ``(label, url)`` (see the module text)."""
+    """The package's repository among its ``(label, url)`` (see the module text), with
+    the package's folder in it when one of the URLs points at a folder of that repository
+    (``tree_folder``)."""
+    urls = list(urls)
+    found = _ranked_repository(urls)
+    if found is None or found.directory is not None:
+        return found
+    for _, url in urls:
+        tree = tree_folder(url)
+        if tree is not None and tree[0].lower() == found.url.lower():
+            return found._replace(directory=tree[1])
+    return found
+
+
+def _ranked_repository(urls: Iterable[tuple[str, str]]) -> Repository | None:
     ranked: list[tuple[int, int, Repository]] = []
     for order, (label, url) in enumerate(urls):
         key = normalize_label(label)
@@ -378,5 +419,5 @@ def choose_tag(tags: Iterable[str], version: str, *, name: str | None = None,
 __all__ = [
     "FORGES", "PackageMetadata", "Repository", "TagChoice", "choose_tag", "forge_repository",
     "normalize_label", "npm_repository", "parse_package_json", "parse_pkg_info",
-    "parse_pyproject", "repository_url", "sdist_metadata",
+    "parse_pyproject", "repository_url", "sdist_metadata", "tree_folder",
 ]

@@ -107,6 +107,10 @@ def plan_sync(store: IndexStore, project: Path, *, prune: bool = False,
     from .lockfiles import read_project_pins
 
     pins = read_project_pins(project, all_locked=all_locked)
+    if not pins.files and pins.warnings:  # lockfiles there, each refused (a FIFO, a link out)
+        more = f" (and {len(pins.warnings) - 1} more)" if len(pins.warnings) > 1 else ""
+        raise UsageError(f"sync: no lockfile read in {printable(str(project))}: "
+                         f"{printable(pins.warnings[0])}{more}")
     if not pins.files:
         raise UsageError(f"sync: no lockfile or pinned requirements in "
                          f"{printable(str(project))} (uv.lock, poetry.lock, Pipfile.lock, "
