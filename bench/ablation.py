@@ -11,9 +11,10 @@ ranking as ``select`` packs): the dev questions (``CORPORA_DIR/queries-dev.jsonl
 fresh-1 and fresh-2 (``bench/questions/``), and fresh-2 per corpus. fresh-3 is left out:
 it is the held-out set, never used to choose a change (``bench/questions/README.md``).
 With ``--deps-root DIR`` (default ``bench/work/deps-root`` when it exists, the root
-``python -m bench.deps_eval sync`` fills) a last column scores the dev half of the blind
-dependency questions (``bench.deps_eval``; never the held-out half): answered@2000 (the
-real ``select``) and MRR@10 of the first section holding the evidence in ``rank``.
+``python -m bench.deps_eval sync`` fills) the last two columns score the dev half of the
+blind dependency questions (``bench.deps_eval``; never the held-out half), lexically and by
+meaning (:class:`DepsDev`): answered@2000 and MRR@10 of the first section holding the
+evidence. ``--deps-only`` and ``--rows`` give a quick check of a few rows while tuning.
 Rows: the shipped ranking; each rule of ``search.ranking.RULE_NAMES`` switched off
 (``Params.off``; not ``bm25f`` and ``score``, without which nothing is ranked); other
 settings of the weights; plain BM25 (``bm25s``). With ``--write FILE`` the table replaces
