@@ -10,6 +10,11 @@ hit@5) and the real ``select`` (budget-hit@2000; rows without ``select`` pack th
 ranking as ``select`` packs): the dev questions (``CORPORA_DIR/queries-dev.jsonl``),
 fresh-1 and fresh-2 (``bench/questions/``), and fresh-2 per corpus. fresh-3 is left out:
 it is the held-out set, never used to choose a change (``bench/questions/README.md``).
+With ``--deps-root DIR`` (default ``bench/work/deps-root`` when it exists, the root
+``python -m bench.deps_eval sync`` fills) the last two columns score the dev half of the
+blind dependency questions (``bench.deps_eval``; never the held-out half), lexically and by
+meaning (:class:`DepsDev`): answered@2000 and MRR@10 of the first section holding the
+evidence. ``--deps-only`` and ``--rows`` give a quick check of a few rows while tuning.
 Rows: the shipped ranking; each rule of ``search.ranking.RULE_NAMES`` switched off
 (``Params.off``; not ``bm25f`` and ``score``, without which nothing is ranked); other
 settings of the weights; plain BM25 (``bm25s``). With ``--write FILE`` the table replaces
@@ -41,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from doc_index.indexer.analysis import WORD, Concept, word_terms  # noqa: E402
 from doc_index.search import ranking  # noqa: E402
-from doc_index.search.native_selection import select  # noqa: E402
+from doc_index.search.native_selection import fused_ranking, pack, select  # noqa: E402
 from doc_index.search.ranking import PARAMS, Params  # noqa: E402
 
 from bench import quality  # noqa: E402
@@ -66,10 +71,87 @@ ROWS: list[tuple[str, Params]] = [
     ("alternatives at weight 0", dataclasses.replace(_P, alt_weight=0.0)),
     ("related weight 1.0, count 3", dataclasses.replace(_P, related=1.0, related_count=3)),
     ("floor 0.1", dataclasses.replace(_P, floor=0.1)),
+    ("release notes 0.3", dataclasses.replace(_P, changelog=0.3)),
+    ("deprecated 0.25", dataclasses.replace(_P, deprecated=0.25)),
+    ("API siblings 0.8", dataclasses.replace(_P, siblings=0.8)),
+    ("release notes 0.5 when asked", dataclasses.replace(_P, changelog_asked=0.5)),
+    ("later documents whole (share 1)", dataclasses.replace(_P, later_share=(1, 1))),
+    ("later share 1/3", dataclasses.replace(_P, later_share=(1, 3))),
 ]
 START, END = "<!-- ablation: start -->", "<!-- ablation: end -->"
 # A ranking: (corpus, query) -> section numbers, best first.
 Rank = Callable[[quality.Corpus, str], list[int]]
+# A row: its name, its ranking, its budgeted selection (None: the ranking packed), and its
+# parameters (None: not doc-index's ranking, no dependency column).
+Row = tuple[str, Rank, Rank | None, Params | None]
+DEPS_ROOT = Path(__file__).resolve().parents[1] / "bench" / "work" / "deps-root"
+
+
+class DepsDev:
+    """The dev half of the blind dependency questions on a synced root, scored per
+    ``Params`` in both modes: answered@2000 (the real ``select``'s packing) and MRR@10 of
+    the first section holding the evidence, lexical (``rank``) and by meaning (the fused
+    ranking ``select`` packs, ``fused_ranking``; each query's cosines computed once, since
+    no ``Params`` changes them). Caches without vectors answer lexically in meaning mode,
+    as ``resolve`` does."""
+
+    def __init__(self, root: Path, model_dir: Path | None) -> None:
+        import json
+
+        from doc_index.store.native_cache import load_native_cache
+
+        from bench import deps_eval
+
+        self.deps_eval = deps_eval
+        dev = set(json.loads(deps_eval.SPLIT_FILE.read_text())["dev"])
+        self.questions = [q for q in deps_eval.load_questions() if q["id"] in dev]
+        self.caches: dict[str, Any] = {}
+        for q in self.questions:
+            name = deps_eval.cache_name(q)
+            if name not in self.caches:
+                path = root / name
+                self.caches[name] = load_native_cache(path) \
+                    if (path / "manifest.json").exists() else None
+        self.model_dir = model_dir or deps_eval._default_model()
+        self._cosines: dict[str, Any] = {}
+
+    def cosines(self, q: dict[str, Any], cache: Any) -> Any:
+        """The query's similarity to every section (None: no vectors or no model)."""
+        from doc_index.search.meaning import similarity
+
+        if q["id"] not in self._cosines:
+            self._cosines[q["id"]] = similarity(cache, q["query"], self.model_dir)[0]
+        return self._cosines[q["id"]]
+
+    def score(self, params: Params) -> list[str]:
+        """One cell per mode: answered / MRR@10."""
+        holds = self.deps_eval.holds
+        got = {"lexical": [0, 0.0], "meaning": [0, 0.0]}
+        for q in self.questions:
+            cache = self.caches[self.deps_eval.cache_name(q)]
+            if cache is None:
+                continue
+            found = ranking.concepts(q["query"], cache, params)
+            lexical = ranking.rank_concepts(cache, found, params, q["query"])
+            cos = self.cosines(q, cache)
+            meaning, sims = (lexical, None) if cos is None else \
+                fused_ranking(cache, q["query"], found, cos, params)
+            for mode, ranked, similarity in (("lexical", lexical, None),
+                                             ("meaning", meaning, sims)):
+                docs = pack(cache, q["query"], quality.BUDGET, found, ranked, params,
+                            similarity)["documents"]
+                got[mode][0] += holds("\n".join(d["content"] for d in docs), q["evidence"])
+                for i, (_, _, d) in enumerate(ranked[:10], 1):
+                    if holds(cache.section_text(d), q["evidence"]):
+                        got[mode][1] += 1.0 / i
+                        break
+        n = len(self.questions)
+        return [f"{int(a)}/{n} / {rr / n:.3f}" for a, rr in got.values()]
+
+    def close(self) -> None:
+        for cache in self.caches.values():
+            if cache is not None:
+                cache.close()
 
 
 def _score(corpora: dict[str, quality.Corpus], questions: list[dict[str, Any]], rank: Rank,
@@ -89,7 +171,7 @@ def _score(corpora: dict[str, quality.Corpus], questions: list[dict[str, Any]], 
     return {"mrr": sum(rr) / n, "hit5": hit5 / n, "bhit": bhit / n}
 
 
-def _ours(params: Params) -> tuple[Rank, Rank]:
+def _ours(params: Params) -> tuple[Rank, Rank, Params]:
     def rank(c: quality.Corpus, query: str) -> list[int]:
         return [e[2] for e in ranking.rank(c.cache, query, params)]
 
@@ -98,7 +180,7 @@ def _ours(params: Params) -> tuple[Rank, Rank]:
         result = select(c.cache, query, quality.BUDGET, params)
         return [index[doc["id"]] for doc in result["documents"]]
 
-    return rank, budget
+    return rank, budget, params
 
 
 class _WordLlama:
@@ -179,17 +261,25 @@ def _sets(corpora_dir: Path) -> list[tuple[str, list[dict[str, Any]]]]:
 
 
 def table(corpora: dict[str, quality.Corpus], sets: list[tuple[str, list[dict[str, Any]]]],
-          rows: list[tuple[str, Rank, Rank | None]]) -> list[str]:
-    """The ablation table in Markdown: one line per row, a cell per set."""
-    out = ["Each cell: MRR@10 / hit@5 / budget-hit@2000. Questions: "
-           + ", ".join(f"{name} {len(qs)}" for name, qs in sets) + ".", "",
-           "| row | " + " | ".join(name for name, _ in sets) + " |",
-           "| --- |" + " ---: |" * len(sets)]
-    for name, rank, budget in rows:
+          rows: list[Row], deps: DepsDev | None = None) -> list[str]:
+    """The ablation table in Markdown: one line per row, a cell per set (and the
+    dependency questions' cell when ``deps`` is given)."""
+    names = [name for name, _ in sets]
+    head = ("Each cell: MRR@10 / hit@5 / budget-hit@2000. Questions: "
+            + ", ".join(f"{name} {len(qs)}" for name, qs in sets) + ".")
+    if deps is not None:
+        names += ["deps dev lexical", "deps dev meaning"]
+        head += (f" deps dev: the dev half of the blind dependency questions "
+                 f"({len(deps.questions)}, bench/deps_eval.py), answered@2000 / MRR@10 of "
+                 "the first section holding the evidence, lexical and by meaning.")
+    out = [head, "", "| row | " + " | ".join(names) + " |", "| --- |" + " ---: |" * len(names)]
+    for name, rank, budget, params in rows:
         cells = []
         for _, qs in sets:
             m = _score(corpora, qs, rank, budget)
             cells.append(f"{m['mrr']:.3f} / {m['hit5']:.2f} / {m['bhit']:.2f}")
+        if deps is not None:
+            cells += deps.score(params) if params is not None else ["-", "-"]
         out.append(f"| {name} | " + " | ".join(cells) + " |")
         print(out[-1], file=sys.stderr, flush=True)  # progress: a row takes seconds
     return out
@@ -205,15 +295,14 @@ def write_between_markers(path: Path, lines: list[str]) -> None:
     path.write_text(head + START + "\n" + "\n".join(lines) + "\n" + END + tail, "utf-8")
 
 
-def _rows(corpora: dict[str, quality.Corpus],
-          wordllama: bool) -> list[tuple[str, Rank, Rank | None]]:
-    rows: list[tuple[str, Rank, Rank | None]] = [(name, *_ours(params)) for name, params in ROWS]
-    rows.append(("plain BM25 (bm25s)", lambda c, q: c.bm25_rank(q), None))
+def _rows(corpora: dict[str, quality.Corpus], wordllama: bool) -> list[Row]:
+    rows: list[Row] = [(name, *_ours(params)) for name, params in ROWS]
+    rows.append(("plain BM25 (bm25s)", lambda c, q: c.bm25_rank(q), None, None))
     if wordllama:
         wl = _WordLlama(corpora)
-        rows += [("wordllama cosine (upper bound)", wl.cosine(0.5, 50), None),
-                 ("wordllama expand-all", wl.expand(False), None),
-                 ("wordllama expand-missing", wl.expand(True), None)]
+        rows += [("wordllama cosine (upper bound)", wl.cosine(0.5, 50), None, None),
+                 ("wordllama expand-all", wl.expand(False), None, None),
+                 ("wordllama expand-missing", wl.expand(True), None, None)]
     return rows
 
 
@@ -224,15 +313,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", type=Path, default=None,
                         help="put the table between the markers of this file")
     parser.add_argument("--wordllama", action="store_true", help="add the upper-bound rows")
+    parser.add_argument("--deps-root", type=Path, default=None,
+                        help="a root deps_eval synced (default: bench/work/deps-root if any)")
+    parser.add_argument("--model", type=Path, default=None,
+                        help="the model's folder for the meaning column (default: packaged)")
+    parser.add_argument("--rows", nargs="+", default=None,
+                        help="only the rows whose names start with one of these")
+    parser.add_argument("--deps-only", action="store_true",
+                        help="only the dependency column (a quick check while tuning)")
     args = parser.parse_args(argv)
-    sets = _sets(args.corpora)
+    deps_root = args.deps_root or (DEPS_ROOT if DEPS_ROOT.is_dir() else None)
+    deps = DepsDev(deps_root, args.model) if deps_root is not None else None
+    sets = [] if args.deps_only else _sets(args.corpora)
     names = sorted({q["corpus"] for _, qs in sets for q in qs})
     with tempfile.TemporaryDirectory(prefix="doc-index-ablation-") as tmp:
         root = args.work or Path(tmp)
         corpora = {n: quality.Corpus(quality.build_cache(root, args.corpora / n)) for n in names}
-        lines = table(corpora, sets, _rows(corpora, args.wordllama))
+        rows = [r for r in _rows(corpora, args.wordllama)
+                if args.rows is None or r[0].startswith(tuple(args.rows))]
+        lines = table(corpora, sets, rows, deps)
         for c in corpora.values():
             c.cache.close()
+    if deps is not None:
+        deps.close()
     if args.write is not None:
         write_between_markers(args.write, lines)
     else:

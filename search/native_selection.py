@@ -37,17 +37,24 @@ def select(cache: NativeCache, query: str, budget: int, params: Params = PARAMS,
         if meaning.outcome is not None:
             meaning.outcome.append(used)
     if cosines is None:
-        return pack(cache, query, budget, found, rank_concepts(cache, found, params), params)
+        return pack(cache, query, budget, found, rank_concepts(cache, found, params, query),
+                    params)
+    ranked, similarities = fused_ranking(cache, query, found, cosines, params)
+    return pack(cache, query, budget, found, ranked, params, similarity=similarities)
 
+
+def fused_ranking(cache: NativeCache, query: str, concepts: list[Concept], cosines: Any,
+                  params: Params = PARAMS) -> tuple[Ranked, dict[int, float]]:
+    """The lexical ranking without its floor fused with the query's ``cosines``
+    (``embedding.fusion``), and each fused section's similarity (``select`` by meaning;
+    ``bench/ablation.py`` scores rules through it with the cosines computed once)."""
     # lazy: the model's libraries load only when answers use meaning
     from ..embedding.fusion import fuse
 
-    lexical = rank_concepts(cache, found, replace(params, floor=0.0))
+    lexical = rank_concepts(cache, concepts, replace(params, floor=0.0), query)
     table = cache.sections
     fused = fuse(lexical, cosines, table.ids, table.versions)
-    ranked = [(f.score, f.id, f.d) for f in fused]
-    return pack(cache, query, budget, found, ranked, params,
-                similarity={f.d: f.similarity for f in fused})
+    return [(f.score, f.id, f.d) for f in fused], {f.d: f.similarity for f in fused}
 
 
 def pack(cache: NativeCache, query: str, budget: int, concepts: list[Concept],
@@ -64,7 +71,8 @@ def pack(cache: NativeCache, query: str, budget: int, concepts: list[Concept],
         counts = [(term, p.lookup(d) & 0xFFFF) for term, p in zip(terms, postings)]
         return why_terms([t for t, n in counts if n]), sum(n for _, n in counts)
 
-    packer = Packer(cache, query, budget, terms, whole_why, params.empty_terms, similarity)
+    packer = Packer(cache, query, budget, terms, whole_why, params.empty_terms, similarity,
+                    params.later_share)
     for score, section_id, d in ranked:
         packer.offer(score, section_id, d)
     packer.offer_short()

@@ -14,13 +14,25 @@ decides, for each, whether it goes in whole, as an excerpt, or not at all:
    charges of an answer add up to at most the budget, and its real token count stays
    under it (``bench/answer_tokens.py`` measures it). ``tokens`` and ``tokens_used`` keep
    their spec meaning (the stored estimate of the content), so ``tokens_used`` < budget.
-2. Whole: a section whose document's charge fits what is left goes in whole.
-3. Excerpt: one that does not fit is cut to the window of its text that fits in half of
-   what is left and holds the most query-term occurrences (ties: the earliest); the
-   next-ranked sections keep the other half, since the best-ranked section is not always
-   the answer (measured at budget 2,000 on the dev, fresh-1 and fresh-2 questions:
-   budget-hit 83 -> 87 of 118; unchanged at 500 and 8,000). The answer's first document
-   may take all that is left when half would not hold content as large as its metadata.
+2. Whole: the answer's first document goes in whole when its charge fits what is left;
+   any later one when it also fits ``LATER_SHARE`` (2/5) of the budget. A long section
+   further down a ranking would otherwise take the room of the next two or three: at
+   budget 2,000 (about 240 tokens of metadata a document) an answer holds three or four
+   documents, and on the blind dependency questions the first section holding the answer
+   ranked 3rd to 8th in a third of the misses. Measured at budget 2,000: dependency dev
+   half answered 107 -> 111 of 167 (5 gained, 1 lost; 101 -> 105 on the caches built
+   without the repositories), budget-hit fresh-1 0.60 -> 0.65, fresh-2 unchanged (click
+   -1, sqlalchemy +1), dev unchanged; at 500 and 8,000 no budget-hit moved. Shares of 0.35
+   to 0.5 score alike; capping the first document too lost answers (3 to 6: its whole
+   text is the likeliest answer).
+3. Excerpt: a section that does not go in whole is cut to the window of its text that
+   holds the most query-term occurrences (ties: the earliest) and fits: for the answer's
+   first document half of what is left, so that the next-ranked sections keep the other
+   half, since the best-ranked section is not always the answer (measured at budget 2,000
+   on the dev, fresh-1 and fresh-2 questions: budget-hit 83 -> 87 of 118; unchanged at 500
+   and 8,000); for a later one ``LATER_SHARE`` of the budget (or what is left, if less).
+   The answer's first document may take all that is left when half would not hold
+   content as large as its metadata.
    Only the section's first ``EXCERPT_SCAN_CHARS`` characters (whole lines) are searched.
    Windows are runs of blocks: a block starts at a line that follows a blank line and is
    not indented, outside fenced code (so a paragraph, a list, an indented or fenced code
@@ -77,6 +89,8 @@ from .query_limits import why_terms
 _META_MEMO = "packing-least-metadata"
 _HEAD_MEMO = "packing-head-estimate"
 MARGIN = (9, 8)  # charge = ceil(estimate x 9 / 8)
+LATER_SHARE = (2, 5)  # rule 2: a document after the first takes at most 2/5 of the budget
+# (``Params.later_share``, so that ``bench/ablation.py`` can switch it off with (1, 1))
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _LINK_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s+\[[^\]]*\]\([^)]*\)")
 _MYST_TOCTREE = re.compile(r"(`{3,}|~{3,})\{toctree\}")
@@ -201,8 +215,10 @@ class Packer:
 
     def __init__(self, cache: NativeCache, query: str, budget: int, terms: list[str],
                  whole_why: WholeWhy, empty_terms: int,
-                 similarity: dict[int, float] | None = None) -> None:
+                 similarity: dict[int, float] | None = None,
+                 later_share: tuple[int, int] = LATER_SHARE) -> None:
         self.cache = cache
+        self.later_share = later_share
         self.similarity = similarity or {}  # section -> its similarity (answers by meaning)
         self.terms = terms
         self.whole_why = whole_why
@@ -247,7 +263,8 @@ class Packer:
         table = self.cache.sections
         tokens = table.tokens[d]
         meta = self._least_metadata(d)
-        if meta + tokens > self.left and 2 * meta > self.left:
+        room = self._room()
+        if meta + tokens > room and 2 * meta > room:
             self.excluded += 1
             return
         text, path = read or (self.cache.section_text(d), heading_path(self.cache, d))
@@ -257,7 +274,7 @@ class Packer:
         doc = _document(section_id, table.versions[d], text, score, tokens, shown, matches,
                         self.cache.index.words[d], source, self.similarity.get(d))
         cost = priced(doc, self._head_milli(d, section_id, text))
-        if cost > self.left:
+        if cost > room:
             excerpt = self._excerpt(doc, text, first)
             if excerpt is None:
                 self.excluded += 1
@@ -266,6 +283,13 @@ class Packer:
         self.left -= cost
         self.used += doc["tokens"]
         self.documents.append(doc)
+
+    def _room(self) -> int:
+        """What the next document may be charged whole (rule 2)."""
+        if not self.documents:
+            return self.left
+        num, den = self.later_share
+        return min(self.left, self.budget * num // den)
 
     def _toctree_sections(self) -> set[int]:
         """The sections whose text holds a toctree directive (per loaded cache)."""
@@ -310,12 +334,16 @@ class Packer:
                  first: int) -> tuple[dict[str, Any], int] | None:
         """The best window of ``text`` that fits, as a document, and its charge."""
         meta = doc_charge(self._excerpt_doc(whole, "", first, first, 0))  # no content
-        # Half of what is left: the next-ranked sections keep the other half (the best
-        # section is not always the answer). The answer's first document may take it all
-        # when half would not hold content as large as its metadata (a small budget).
-        cap = self.left // 2
-        if cap - meta < meta and not self.documents:
-            cap = self.left
+        # The first document: half of what is left, the next-ranked sections keep the other
+        # half (the best section is not always the answer); it may take it all when half
+        # would not hold content as large as its metadata (a small budget). A later one:
+        # its share of the budget (rule 2).
+        if self.documents:
+            cap = self._room()
+        else:
+            cap = self.left // 2
+            if cap - meta < meta:
+                cap = self.left
         # Below the answer's first document, an excerpt smaller than its own metadata does
         # not earn its tokens (the first one is the best answer there is: any size).
         least = meta if self.documents else 1

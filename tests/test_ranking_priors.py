@@ -1,4 +1,5 @@
-"""The release-notes prior: which sections count as release notes (issue 14).
+"""The release-notes prior: which sections count as release notes (issue 14), and which
+questions ask what changed, so that release notes count fully for them (issue 30).
 
 A file is release notes when its own name says so, or when it is named by a number or a
 version alone inside a folder whose name says so; a folder's name alone is not enough,
@@ -12,6 +13,7 @@ import dataclasses
 import pytest
 from doc_index.indexer.analysis import FEATURE_CHANGELOG, section_features
 from doc_index.search.ranking import PARAMS, rank
+from doc_index.search.ranking.query_words import asks_what_changed
 from doc_index.store.native_cache import NativeCache
 
 
@@ -59,3 +61,25 @@ def test_upgrade_guide_in_a_changelog_folder_is_not_demoted(cache: NativeCache) 
     log = "changelog-20-fixes"
     assert demoted[guide] == plain[guide] == 1.0
     assert demoted[log] < plain[log]
+
+
+@pytest.mark.parametrize("query", [
+    "ImportError about BaseSettings after upgrading pydantic to 2",
+    "@app.on_event('startup') shows a deprecation warning",
+    "Starlette(on_startup=[connect_db]) no longer works",
+    "After moving to Celery 5, the task decorator fails",
+    "what do I rename when moving from 1 to 2", "what is new in 2.0", "the v1 API",
+    "breaking changes of the release",
+])
+def test_questions_that_ask_what_changed(query: str) -> None:
+    assert asks_what_changed(query)
+
+
+@pytest.mark.parametrize("query", [
+    "run a command with the variables from .env without changing the code",
+    "generate a migration from the changes I made to my models",
+    "run the reminder task 10 minutes from now", "set a 5 second connect timeout",
+    "return 201 Created from a POST endpoint", "enable HTTP/2 for the client",
+])
+def test_how_to_questions_do_not(query: str) -> None:
+    assert not asks_what_changed(query)

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Iterator
 
 import pytest
+from conftest import build, write_tree
 from doc_index.search.ranking import PARAMS, RULE_NAMES, Params, rank
-from doc_index.store.native_cache import NativeCache
+from doc_index.store.native_cache import NativeCache, load_native_cache
 
 DOCS = {
     # identifier parts, alternatives, related words
@@ -54,6 +56,34 @@ DOCS = {
     "copy-a.md": "# Shared note\n\nIdentical note about caching responses.\n",
     "copy-b.md": "# Shared note\n\nIdentical note about caching responses.\n",
 }
+
+
+# Rules that read what a plain folder of Markdown does not have: API reference entries
+# (text from docstrings, ``origins``), deprecated API beside the current way.
+EXTRA = {
+    "mkdocs.yml": "site_name: t\nplugins:\n  - mkdocstrings\n",
+    "pkg/__init__.py": "",
+    "pkg/console.py": (
+        'class Console:\n    """A console that prints spinners, tables and logs."""\n\n'
+        '    def print(self, text):\n        """Print text to the console."""\n\n'
+        '    def log(self, text):\n        """Log text to the console with the time."""\n\n'
+        '    def status(self, message):\n        """Show a spinner on the console."""\n'),
+    "docs/api.md": "# API\n\n::: pkg.console\n",
+    "docs/spinners.md": "# Spinners\n\nA spinner on the console shows that work runs.\n",
+    "docs/abort.md": (
+        "# Aborting\n\n## TokenSource (deprecated)\n\nAbort a transfer with a token "
+        "source.\n\n## AbortSignal\n\nAbort a transfer with a signal.\n"),
+}
+
+
+@pytest.fixture(scope="module")
+def extra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NativeCache]:
+    src = write_tree(tmp_path_factory.mktemp("extra") / "src", EXTRA)
+    root = tmp_path_factory.mktemp("extra-root")
+    build(src, root, full=True)
+    loaded = load_native_cache(root / "local-src")
+    yield loaded
+    loaded.close()
 
 
 def off(*names: str, params: Params = PARAMS) -> Params:
@@ -124,6 +154,26 @@ def test_release_notes_count_half(cache: NativeCache) -> None:
     assert without == scores(cache, query, dataclasses.replace(PARAMS, changelog=1.0))
 
 
+def test_release_notes_count_fully_when_the_question_asks_what_changed(
+        cache: NativeCache) -> None:
+    query = "gizmo widget rendering changed in 2.0"
+    on, without = scores(cache, query), scores(cache, query, off("release_notes"))
+    assert on["changes-fixes"] == without["changes-fixes"]
+    halved = dataclasses.replace(PARAMS, changelog_asked=0.5)
+    assert scores(cache, query, halved)["changes-fixes"] == pytest.approx(
+        without["changes-fixes"] * 0.5)
+
+
+def test_deprecated_api_counts_half_unless_asked_about(extra: NativeCache) -> None:
+    query = "abort a transfer"
+    on, without = scores(extra, query), scores(extra, query, off("deprecated"))
+    old, new = "abort-tokensource-deprecated", "abort-abortsignal"
+    assert on[old] / on[new] == pytest.approx(without[old] / without[new] * 0.5)
+    assert without == scores(extra, query, dataclasses.replace(PARAMS, deprecated=1.0))
+    asked = "abort a transfer: the deprecated way"
+    assert scores(extra, asked) == scores(extra, asked, off("deprecated"))
+
+
 def test_near_empty_headings_count_half(cache: NativeCache) -> None:
     query = "gizmo"
     on, without = scores(cache, query), scores(cache, query, off("near_empty"))
@@ -158,6 +208,21 @@ def test_duplicates_keep_the_first_of_equal_sections(cache: NativeCache) -> None
     assert ids(cache, "caching note") == ["copy-a-shared-note"]
     assert ids(cache, "caching note", off("duplicates")) == \
         ["copy-a-shared-note", "copy-b-shared-note"]
+
+
+def test_api_siblings_count_less_after_the_first_of_their_page(extra: NativeCache) -> None:
+    query = "console"
+    floorless = dataclasses.replace(PARAMS, floor=0.0)
+    on = scores(extra, query, floorless)
+    without = scores(extra, query, dataclasses.replace(floorless, off=("api_siblings",)))
+    entries = [sid for sid in ids(extra, query, off("api_siblings"))
+               if sid.startswith("api-console")]
+    assert len(entries) == 4  # the class and its three methods, all from docstrings
+    for k, sid in enumerate(entries):
+        assert on[sid] == pytest.approx(without[sid] * PARAMS.siblings ** k)
+    assert PARAMS.siblings < 1.0
+    assert on["spinners-spinners"] == without["spinners-spinners"]  # a guide: untouched
+    assert without == scores(extra, query, dataclasses.replace(floorless, siblings=1.0))
 
 
 def test_an_unknown_rule_name_is_an_error(cache: NativeCache) -> None:

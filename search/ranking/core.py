@@ -53,10 +53,12 @@ def concept_forms(concept: Concept, params: Params) -> list[Form]:
     return forms
 
 
-def rank_concepts(cache: NativeCache, found: list[Concept], params: Params = PARAMS) -> Ranked:
-    """Selectable sections, best first: the rank rules over the concepts as given."""
+def rank_concepts(cache: NativeCache, found: list[Concept], params: Params = PARAMS,
+                  query: str = "") -> Ranked:
+    """Selectable sections, best first: the rank rules over the concepts as given
+    (``query``, the query as asked, for the rules that read its spelling)."""
     check_off(params.off)
-    state = RankState(cache, params, [concept_forms(c, params) for c in found])
+    state = RankState(cache, params, [concept_forms(c, params) for c in found], query)
     if not state.live:
         return []
     for rule in RANK_RULES:
@@ -67,4 +69,4 @@ def rank_concepts(cache: NativeCache, found: list[Concept], params: Params = PAR
 
 def rank(cache: NativeCache, query: str, params: Params = PARAMS) -> Ranked:
     """The ranking ``select`` fills the budget from."""
-    return rank_concepts(cache, concepts(query, cache, params), params)
+    return rank_concepts(cache, concepts(query, cache, params), params, query)

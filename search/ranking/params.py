@@ -22,11 +22,15 @@ class Params:
     page: float = 0.5  # up to (1 + page) x for a page (file) that matches the whole query
     page_b: float = 0.75
     changelog: float = 0.5  # prior of release-notes sections
+    changelog_asked: float = 1.0  # ... when the query asks what changed
+    deprecated: float = 0.5  # prior of deprecated API, unless the query asks what changed
+    siblings: float = 0.4  # the k-th API entry of one page in the ranking: siblings ** (k-1)
     empty: float = 0.5  # prior of a heading with (almost) no body
     empty_terms: int = 3  # "almost no body": at most this many body terms beyond the title
     related: float = 0.5  # a related word of a word the cache lacks; 0: off
     related_count: int = 1  # related words that stand in for one query word (best first)
     title_concepts: int = 2  # the heading bonus needs this many query concepts in the heading
+    later_share: tuple[int, int] = (2, 5)  # packing: a later document's share; (1, 1): off
     off: tuple[str, ...] = ()  # names of rules that do not run (``rules.RULE_NAMES``)
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from . import (
     alternatives,
+    api_siblings,
     bm25f,
+    deprecated,
     duplicates,
     floor,
     heading_bonus,
@@ -36,11 +38,13 @@ RANK_RULES: tuple[RankRule, ...] = (
     heading_bonus.RULE,
     page_evidence.RULE,
     release_notes.RULE,
+    deprecated.RULE,
     near_empty.RULE,
     own_text.RULE,
     floor.RULE,
     score.RULE,
     duplicates.RULE,
+    api_siblings.RULE,
 )
 RULE_NAMES: tuple[str, ...] = (*[r.name for r in FORM_RULES], *[r.name for r in RANK_RULES])
 

@@ -34,7 +34,8 @@ class Prior:
 
 
 class RankState:
-    """The query's terms and concepts, and what the rules have found so far.
+    """The query (``query``: as asked), its terms and concepts, and what the rules have
+    found so far.
 
     ``raw``: each section's additive score (BM25F, heading bonus), dense (cheaper than a
     dict at corpus scale); ``found``: the section's own text holds a query term;
@@ -43,12 +44,14 @@ class RankState:
     section priors that apply; ``floor``: the relative floor; ``ranked``: the result,
     best first, (score in [0, 1], id, section number)."""
 
-    __slots__ = ("cache", "params", "terms", "uses", "live", "total", "raw", "found",
-                 "path_only", "factor", "page_max", "priors", "floor", "ranked")
+    __slots__ = ("cache", "params", "query", "terms", "uses", "live", "total", "raw",
+                 "found", "path_only", "factor", "page_max", "priors", "floor", "ranked")
 
-    def __init__(self, cache: NativeCache, params: Params, cforms: list[list[Form]]) -> None:
+    def __init__(self, cache: NativeCache, params: Params, cforms: list[list[Form]],
+                 query: str = "") -> None:
         self.cache = cache
         self.params = params
+        self.query = query
         self.terms: dict[str, Term] = {}
         self.uses: dict[str, int] = {}  # how many forms hold each term
         for forms in cforms:
