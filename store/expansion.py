@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..foundation.safe_paths import path_problem
+from ..indexer.formats import format_of
 from ..indexer.model import PageStats, ParsedFile, ParsedSection
 
 if TYPE_CHECKING:
@@ -390,17 +391,20 @@ class Expander:
 
     def parse(self, path: str, raw: bytes) -> ParsedFile | None:
         """Page ``path`` (normalized bytes ``raw``) expanded and parsed; None when the
-        expansion changed nothing (the page is parsed as it is)."""
+        expansion changed nothing (the page is parsed as it is, and so is a page of a
+        format whose pages are not expanded)."""
         from ..indexer.document import index_file
-        from ..indexer.formats import is_rst_path
         from ..indexer.page_expand import expand_page
 
+        syntax = format_of(path).syntax
+        if syntax is None:
+            return None
         text = raw.decode("utf-8")
         context = self.context
-        if not is_rst_path(path) and not self.config.markdown_autodoc:
+        if syntax == "md" and not self.config.markdown_autodoc:
             context = context._replace(autodoc=False)
         page = self.repo_path(path)
-        expanded = expand_page(text, page, context, "rst" if is_rst_path(path) else "md")
+        expanded = expand_page(text, page, context, syntax)
         dependencies = tuple(sorted({(self.source_path(d.path), d.hash)
                                      for d in expanded.dependencies}))
         if expanded.text == text and not dependencies and not expanded.unresolved:
@@ -441,11 +445,13 @@ _current_config: ExpandConfig | None = None
 
 
 def wants(config: ExpandConfig, path: str, raw: bytes) -> bool:
-    """Whether page ``path`` (normalized bytes ``raw``) may hold something to expand."""
-    from ..indexer.formats import is_rst_path
-
-    if is_rst_path(path):
+    """Whether page ``path`` (normalized bytes ``raw``) may hold something to expand: by
+    the marks of its format's syntax (``indexer.formats``; a format without one, never)."""
+    syntax = format_of(path).syntax
+    if syntax == "rst":
         return _RST_MARK.search(raw) is not None
+    if syntax != "md":
+        return False
     forms = config.forms
     if any(form in forms and mark.search(raw) for form, mark in _MD_MARKS.items()):
         return True

@@ -459,10 +459,9 @@ class WarmWorker:
 
 def _warm_markdown() -> None:
     from ..indexer.document import index_file  # noqa: F401 (imported for what follows)
-    from ..indexer.markdown import _block_parser, _inline_parser
+    from ..indexer.formats import FALLBACK
 
-    _block_parser()
-    _inline_parser()
+    FALLBACK.warm()  # (Markdown: the format of most pages)
 
 
 class _ChildResults:
@@ -516,21 +515,14 @@ def _warm_parsers(jobs: list[Job]) -> None:
     """Import and set up the parsers the jobs need once, before forking, so workers
     inherit them (not the other one: tens of milliseconds before any parse starts)."""
     from ..indexer.document import index_file  # noqa: F401 (imported for the workers)
-    from ..indexer.formats import is_rst_path
+    from ..indexer.formats import FORMATS, format_of
     from .parse_cache import indexer_salt
 
     indexer_salt()
-
-    rst = [is_rst_path(path) for path, _, _ in jobs]
-    if not all(rst):
-        from ..indexer.markdown import _block_parser, _inline_parser
-
-        _block_parser()
-        _inline_parser()
-    if any(rst):
-        from ..indexer.rst_structure import parser
-
-        parser()
+    needed = {format_of(path).name for path, _, _ in jobs}
+    for known in FORMATS:  # (in registry order: the same order every build)
+        if known.name in needed:
+            known.warm()
 
 
 def _submit(pool: Any, batch: list[tuple[str, bytes | str]], size: int, staging: str,

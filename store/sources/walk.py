@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ...foundation.errors import NothingToIndex
 from ...foundation.printable import printable
 from ...foundation.safe_paths import path_problem
-from ...indexer.formats import is_doc_path, other_doc_kind
+from ...indexer.formats import described, is_doc_path, other_doc_kind
 from ..cache_names import STAGING_DIR
 from ..manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
 from .doc_config import MAX_CONFIG_BYTES
@@ -69,7 +69,7 @@ class SourceFile(NamedTuple):
 class Scan:
     """What a source holds: its doc files (sorted by path), what it skipped and why, and
     the commit it was read at ("" for a plain directory); ``kinds`` counts the skipped
-    documentation-like files by kind (``.txt``, ``.adoc``), ``selection`` is what the
+    documentation-like files by kind (``.txt``, ``.qmd``), ``selection`` is what the
     scan chose (``doc_selection``), ``notes`` lines about the source for the summary."""
 
     def __init__(self, files: list[SourceFile] | None = None,
@@ -121,8 +121,7 @@ def nothing_to_index(where: str, scan: Scan) -> NothingToIndex:
         inside = f" in {selection.what}"
         if selection.why:
             inside += f" ({selection.why})"
-    parts = [f"nothing to index in {where}{inside}: no Markdown (.md, .markdown, .mdx) or "
-             "reStructuredText (.rst) file"]
+    parts = [f"nothing to index in {where}{inside}: no {described()} file"]
     kinds = kinds_line(scan.kinds)
     if kinds:
         parts.append(kinds)
