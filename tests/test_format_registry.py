@@ -93,10 +93,10 @@ def test_each_suffix_has_one_format_and_one_format_takes_the_rest() -> None:
     assert not is_doc_path("index.txt")
 
 
-def _registry_modules(folder: str) -> list[str]:
+def _registry_modules(folder: str, entry: str) -> list[str]:
+    """The modules of a registry folder that declare an entry (``FORMAT = ...``)."""
     return sorted(p.stem for p in (REPO / folder).glob("*.py")
-                  if not p.name.startswith("_") and "FORMAT" in p.read_text()
-                  and p.stem != "format")
+                  if not p.name.startswith("_") and f"\n{entry} = " in p.read_text())
 
 
 def _named_in_tests() -> tuple[set[str], set[str]]:
@@ -113,9 +113,10 @@ def _has_test(name: str, files: set[str], functions: set[str]) -> bool:
     return any(f == f"test_{name}" or f.startswith(f"test_{name}_") for f in files | functions)
 
 
-@pytest.mark.parametrize("folder", ["indexer/formats"])
-def test_every_registered_entry_has_a_test_named_after_it(folder: str) -> None:
+@pytest.mark.parametrize(("folder", "entry"), [
+    ("indexer/formats", "FORMAT"), ("indexer/include_forms", "FORM")])
+def test_every_registered_entry_has_a_test_named_after_it(folder: str, entry: str) -> None:
     files, functions = _named_in_tests()
-    modules = _registry_modules(folder)
+    modules = _registry_modules(folder, entry)
     assert modules, folder
     assert [m for m in modules if not _has_test(m, files, functions)] == []

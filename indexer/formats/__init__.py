@@ -2,8 +2,10 @@
 
 A format is a module here that declares ``FORMAT``, a :class:`~.format.Format` (its
 suffixes, how its text becomes blocks, whether its pages are expanded and how): the
-package lists its modules when first imported and takes each ``FORMAT`` (markdown-it-py's
-shape, a rule list of one file a rule; adding a format is adding its file and its test).
+package lists its modules when first imported and takes each ``FORMAT`` (``indexer.registry``:
+markdown-it-py's shape, a rule list of one file a rule; adding a format is adding its file
+and its test).
+
 Everything that asks "which files are documentation, in which markup" asks here: the
 sources (which files to index), the indexer (which parser), the store's expansion (which
 include forms) and its parse workers (which parsers to set up before forking).
@@ -15,9 +17,7 @@ parser when first called.
 
 from __future__ import annotations
 
-import os
-from importlib import import_module
-
+from ..registry import declared
 from .format import Format
 
 # A ``.txt`` file reaches the parser only where the project's Sphinx ``source_suffix`` makes
@@ -33,22 +33,7 @@ _DOC_LIKE_SUFFIXES = (
     ".org", ".textile", ".rdoc", ".pod", ".wiki", ".mediawiki", ".creole",
 )
 
-
-def _registered() -> tuple[Format, ...]:
-    """The ``FORMAT`` of every module of this package, in module name order. (The folder
-    is listed, not ``pkgutil.iter_modules``: that imports ``inspect``, 15 ms, which a build
-    that parses nothing does not import: tests/test_import_rules.py.)"""
-    found: list[Format] = []
-    names = {entry.name[:-3] for folder in __path__ for entry in os.scandir(folder)
-             if entry.name.endswith(".py") and not entry.name.startswith("_")}
-    for name in sorted(names):
-        declared = getattr(import_module(f"{__name__}.{name}"), "FORMAT", None)
-        if isinstance(declared, Format):
-            found.append(declared)
-    return tuple(found)
-
-
-FORMATS = _registered()
+FORMATS = tuple(declared(__name__, __path__, "FORMAT", Format))
 DOC_SUFFIXES = tuple(suffix for f in FORMATS for suffix in f.suffixes)
 OTHER_DOC_SUFFIXES = tuple(s for s in _DOC_LIKE_SUFFIXES if not s.endswith(DOC_SUFFIXES))
 FALLBACK = next(f for f in FORMATS if f.fallback)
