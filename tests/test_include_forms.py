@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import build, write_tree
+from conftest import build, run_cli, write_tree
 from doc_index.indexer.include_forms import INCLUDE_FORMS, enabled
 
 REPO = Path(__file__).resolve().parent.parent
@@ -139,3 +139,15 @@ def test_a_form_module_dropped_in_is_registered_and_expands(tmp_path: Path) -> N
         "text": "# P\none\ntwo\n[include outside the source: ../../out.txt]\n",
         "on": ["arrow", "rst"],
     }
+
+
+def test_mdx_a_bad_line_range_is_a_note_not_an_internal_error(tmp_path: Path) -> None:
+    """``{!x [ln:a-b]!}`` stopped the whole build with ``error: internal error (Refused:
+    bad line range (a:b))``: the range was read outside the form's refusal handling."""
+    src = write_tree(tmp_path / "proj", {
+        "mkdocs.yml": MKDOCS.format("mdx_include"), "page.md": "# P\n\n{!ten.txt [ln:a-b]!}\n",
+        "ten.txt": TEN})
+    done = run_cli("build", str(src), "--root", str(tmp_path / "root"), "--name", "proj")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "root" / "proj" / "page.md").read_text() == (
+        "# P\n\n[include bad line range (a:b): ten.txt]\n")

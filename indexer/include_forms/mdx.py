@@ -27,12 +27,12 @@ def _line(expansion: Expansion, lines: list[SourceLine], index: int, depth: int,
 def _include(expansion: Expansion, body: str, at: SourceLine, depth: int,
              stack: tuple[str, ...]) -> list[SourceLine]:
     written = body.split("|", 1)[0].strip().lstrip(">+-").strip()
-    ranges: list[tuple[int, int]] = []
+    spec: str | None = None
     if written.endswith("]") and "[ln:" in written:
         written, _, spec = written[:-1].rpartition("[ln:")
         written = written.strip()
-        ranges = number_ranges(spec.replace("-", ":"))
-    try:
+    try:  # (a bad range too is a note: it was an internal error of the whole build)
+        ranges = number_ranges(spec.replace("-", ":")) if spec is not None else []
         target = expansion.target(written, [expansion.config_base], stack, depth)
         selected = target.lines
         if ranges:
