@@ -110,11 +110,33 @@ def _named_in_tests() -> tuple[set[str], set[str]]:
 
 
 def _has_test(name: str, files: set[str], functions: set[str]) -> bool:
-    return any(f == f"test_{name}" or f.startswith(f"test_{name}_") for f in files | functions)
+    """Whether a test file or test function is named after ``name``: its name holds it as
+    whole words (``test_pdm_lock_pipfile_lock_and_pylock`` names pdm_lock and pylock)."""
+    return any(f"_{name}_" in f"{test}_" for test in files | functions)
 
 
-@pytest.mark.parametrize(("folder", "entry"), [
-    ("indexer/formats", "FORMAT"), ("indexer/include_forms", "FORM")])
+REGISTRIES = [("indexer/formats", "FORMAT"), ("indexer/include_forms", "FORM"),
+              ("store/sources/lockfiles", "LOCKFILE")]
+
+
+def _registered(entry: str) -> list[str]:
+    """The modules the running registry took its entries from (by the module of the
+    function each entry holds)."""
+    from doc_index.indexer.include_forms import INCLUDE_FORMS
+    from doc_index.store.sources.lockfiles import LOCKFILES
+
+    functions = {"FORMAT": [f.blocks for f in FORMATS],
+                 "FORM": [f.directives or f.line for f in INCLUDE_FORMS],
+                 "LOCKFILE": [f.locked for f in LOCKFILES]}[entry]
+    return sorted(f.__module__.rsplit(".", 1)[1] for f in functions if f is not None)
+
+
+@pytest.mark.parametrize(("folder", "entry"), REGISTRIES)
+def test_every_module_declaring_an_entry_is_registered(folder: str, entry: str) -> None:
+    assert _registered(entry) == _registry_modules(folder, entry)
+
+
+@pytest.mark.parametrize(("folder", "entry"), REGISTRIES)
 def test_every_registered_entry_has_a_test_named_after_it(folder: str, entry: str) -> None:
     files, functions = _named_in_tests()
     modules = _registry_modules(folder, entry)
