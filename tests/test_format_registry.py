@@ -116,14 +116,14 @@ def _has_test(name: str, files: set[str], functions: set[str]) -> bool:
 
 
 REGISTRIES = [("indexer/formats", "FORMAT"), ("indexer/include_forms", "FORM"),
-              ("store/sources/lockfiles", "LOCKFILE")]
+              ("sources/lockfiles", "LOCKFILE")]
 
 
 def _registered(entry: str) -> list[str]:
     """The modules the running registry took its entries from (by the module of the
     function each entry holds)."""
     from doc_index.indexer.include_forms import INCLUDE_FORMS
-    from doc_index.store.sources.lockfiles import LOCKFILES
+    from doc_index.sources.lockfiles import LOCKFILES
 
     functions = {"FORMAT": [f.blocks for f in FORMATS],
                  "FORM": [f.directives or f.line for f in INCLUDE_FORMS],

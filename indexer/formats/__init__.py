@@ -21,7 +21,7 @@ from ..registry import declared
 from .format import Format
 
 # A ``.txt`` file reaches the parser only where the project's Sphinx ``source_suffix`` makes
-# it reStructuredText (``store.sources.docs_folder``); every other ``.txt`` is skipped and counted.
+# it reStructuredText (``sources.docs_folder``); every other ``.txt`` is skipped and counted.
 TXT_SUFFIX = ".txt"
 
 # Formats a person would call documentation that doc-index does not index: each skipped

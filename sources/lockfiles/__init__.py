@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from ....indexer.registry import declared
+from ...indexer.registry import declared
 from .manifests import package_json_direct, pipfile_direct, pyproject_direct
 from .reading import (
     MAX_LOCKFILE_BYTES,
