@@ -64,7 +64,7 @@ def test_a_format_module_dropped_in_is_registered_and_parses(tmp_path: Path) -> 
     package = tmp_path / "copied"
     shutil.copytree(REPO / "indexer", package / "indexer",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "doc_index" / "foundation", package / "foundation",
+    shutil.copytree(REPO / "foundation", package / "foundation",
                     ignore=shutil.ignore_patterns("__pycache__"))
     (package / "__init__.py").write_text("")
     for module in (package / "indexer" / "formats").glob("*.py"):

@@ -127,7 +127,7 @@ def test_a_form_module_dropped_in_is_registered_and_expands(tmp_path: Path) -> N
     package = tmp_path / "copied"
     shutil.copytree(REPO / "indexer", package / "indexer",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "doc_index" / "foundation", package / "foundation",
+    shutil.copytree(REPO / "foundation", package / "foundation",
                     ignore=shutil.ignore_patterns("__pycache__"))
     (package / "__init__.py").write_text("")
     (package / "indexer" / "include_forms" / "arrow.py").write_text(ARROW_FORM)
