@@ -14,7 +14,7 @@ from .analysis import (
     terms_of_words,
 )
 from .chunks import part_blocks
-from .formats import is_doc_path, is_rst_path  # noqa: F401 (is_doc_path: re-exported)
+from .formats import format_of, is_doc_path  # noqa: F401 (is_doc_path: re-exported)
 from .limits import MAX_FILE_TERMS, MAX_PATH_TERMS, MAX_SECTION_TERMS, MAX_SECTION_WORDS
 from .model import Block, ParsedFile, ParsedSection
 from .summary import keywords, summarize
@@ -53,14 +53,8 @@ def find_blocks(path: str, text: str, raw: bytes, limit: int | None = None,
                 notes: list[str] | None = None) -> list[Block]:
     """The file's blocks; with ``limit``, at least its first ``limit + 1`` (see
     ``cap_blocks``), the last one's end possibly wrong. What a parser's cap left out is
-    said in ``notes``."""
-    if is_rst_path(path):
-        from .rst import parse_rst  # lazy: the parsers load only where a file is parsed
-
-        return parse_rst(text, raw, limit, notes)
-    from .markdown import parse_markdown  # lazy: the parsers load only where a file is parsed
-
-    return parse_markdown(text, raw, limit, notes)
+    said in ``notes``. The parser is the path's format's (``indexer.formats``)."""
+    return format_of(path).blocks(text, raw, limit, notes)
 
 
 def cap_blocks(blocks: list[Block], raw: bytes, cap: int,
@@ -90,7 +84,7 @@ def index_file(path: str, data: bytes) -> ParsedFile:
     text = raw.decode("utf-8")
     notes: list[str] = []
     blocks, note = cap_blocks(find_blocks(path, text, raw, MAX_SECTIONS_PER_FILE, notes), raw,
-                              MAX_SECTIONS_PER_FILE, fenced=not is_rst_path(path))
+                              MAX_SECTIONS_PER_FILE, fenced=format_of(path).fenced)
     del text  # (the analysis decodes each section from ``raw``)
     notes += [note] if note else []
     sections = analyze_blocks(path, raw, blocks, notes)

@@ -1,20 +1,13 @@
-"""Include directives expanded as the renderer would show the page.
+"""Include directives expanded as the renderer would show the page: the engine.
 
-The forms, and where their paths are resolved from:
-
-==================================  =====================================================
-RST ``.. include::``                the including file's folder; ``/x`` from the docs root
-RST ``.. literalinclude::``         the same; the text becomes a ``::`` literal block
-MyST ```` ```{include} ````         the same as RST; literal/code: a fenced block
-MyST ```` ```{literalinclude} ````  the same; a fenced block with the language
-mdBook ``{{#include p:sel}}``       the including file's folder (``sel``: ``5``,
-                                    ``2:10``, ``2:``, ``:10`` or an ``ANCHOR`` name)
-mdBook ``{{#rustdoc_include}}``     the same; the lines it hides are not shown
-pymdownx ``--8<-- "p:sel"``         the snippet bases (the mkdocs.yml folder, then the
-                                    source root); single-line and block forms
-FastAPI ``{* p ln[..] hl[..] *}``   the mkdocs.yml folder; the preferred variant file
-mdx_include ``{! p !}``             the mkdocs.yml folder
-==================================  =====================================================
+The forms are a registry, one module each in ``indexer/include_forms/`` (``rst``: RST
+``.. include::`` and ``.. literalinclude::``; ``myst``: MyST ```` ```{include} ```` and
+```` ```{literalinclude} ````; ``mdbook``: ``{{#include p:sel}}`` and
+``{{#rustdoc_include}}``; ``snippets``: pymdownx ``--8<-- "p:sel"``; ``fastapi``:
+``{* p ln[..] hl[..] *}``; ``mdx``: mdx_include ``{! p !}``), each saying where its paths
+are resolved from. This engine runs the forms of a page's syntax and holds what they
+share: reading a target under the bounds, the directive options of Sphinx's ``include``
+and ``literalinclude`` (for RST and MyST), the span map and the dependencies.
 
 Every target path is normalised and must stay inside the source
 (:func:`module_finder.normalize`, then ``path_problem``); a target that is missing,
@@ -29,15 +22,21 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from .directives import Directive, myst_directives, rst_directives
+from .directives import Directive
+from .include_forms import FORMS, forms_of, line_marks
+from .include_forms.form import (
+    Refused,
+    SourceLine,
+    Target,
+    fenced,
+    indented,
+)
 from .module_finder import Reader, normalize
 from .python_source import parse_module
 
-FORMS = frozenset({"rst", "myst", "mdbook", "snippets", "fastapi", "mdx"})
 _LANGUAGES = {
     ".py": "python", ".pyi": "python", ".rs": "rust", ".js": "javascript", ".mjs":
     "javascript", ".ts": "typescript", ".tsx": "tsx", ".jsx": "jsx", ".json": "json",
@@ -93,16 +92,6 @@ class Expanded(NamedTuple):
     spans: tuple[Span, ...]
     dependencies: tuple[Dependency, ...]
     notes: tuple[str, ...]
-
-
-class SourceLine(NamedTuple):
-    """One line of an expanded page and where it came from (1-based line)."""
-
-    text: str
-    file: str
-    line: int
-    last: int = 0  # the last line of the origin when the line stands for several
-    mark: int = -1  # the documented object (autodoc) the line belongs to
 
 
 def sha256_hex(data: bytes) -> str:
@@ -182,20 +171,13 @@ def build_expanded(lines: list[SourceLine], dependencies: Iterable[Dependency],
 
 
 # The text an include form of each syntax needs (``nested``'s test, per line).
-_RST_MARK = re.compile(r"\.\.[ \t]+(?:literal)?include::")
-_MARKDOWN_MARK = re.compile(r"\{(?:literal)?include\}|8<|\{\*|\{\{|\{!")
-
-
-class _Target(NamedTuple):
-    path: str  # repo-relative
-    lines: list[SourceLine]
-
-
-class _Refused(Exception):
-    """A target that gives no text; ``args[0]`` is the note's reason."""
+_LINE_MARKS = {syntax: line_marks(syntax) for syntax in ("rst", "md")}
 
 
 class _Expander:
+    """Runs the registered include forms of a page's syntax under the page's bounds: the
+    :class:`~.include_forms.form.Expansion` every form reads files through."""
+
     def __init__(self, read: Reader, docs_root: str, config_dir: str | None,
                  snippet_bases: Iterable[str] | None, forms: frozenset[str],
                  limits: IncludeLimits, hasher: Callable[[bytes], str], page: str) -> None:
@@ -259,18 +241,18 @@ class _Expander:
         return [SourceLine(t, path, n) for n, t in enumerate(text.split("\n"), 1)]
 
     def target(self, written: str, bases: Iterable[str], stack: tuple[str, ...],
-               depth: int, tab_width: int | None = None) -> _Target:
+               depth: int, tab_width: int | None = None) -> Target:
         """The first base under which ``written`` names a readable file. Every call is
         one directive met (``count``), whatever its outcome: each refusal is one note."""
         self.count += 1
         if "://" in written:
-            raise _Refused("not fetched (URL)")
+            raise Refused("not fetched (URL)")
         if depth >= self.limits.max_depth:
-            raise _Refused("depth limit")
+            raise Refused("depth limit")
         if self.count > self.limits.max_includes:
-            raise _Refused("skipped, too many includes")
+            raise Refused("skipped, too many includes")
         if self.included_bytes >= self.limits.max_page_bytes:
-            raise _Refused("skipped, page size cap")  # (before any work on the target)
+            raise Refused("skipped, page size cap")  # (before any work on the target)
         reason = "not found"
         for base in bases:
             path = normalize(base, written)
@@ -278,25 +260,25 @@ class _Expander:
                 reason = "outside the source"
                 continue
             if path in stack:
-                raise _Refused("refused, cycle")
+                raise Refused("refused, cycle")
             loaded = self.load(path, tab_width)
             if isinstance(loaded, str):
                 if loaded != "not found":
-                    raise _Refused(loaded)
+                    raise Refused(loaded)
                 continue
             size = self.sizes.get(path, 0)
             if self.work_bytes + size > self.limits.max_page_work_bytes:
-                raise _Refused("skipped, page work cap")
+                raise Refused("skipped, page work cap")
             self.work_bytes += size
-            return _Target(path, loaded)
-        raise _Refused(reason)
+            return Target(path, loaded)
+        raise Refused(reason)
 
     def admit(self, lines: list[SourceLine]) -> list[SourceLine]:
         size = sum(len(line.text) + 1 for line in lines)
         if size > self.limits.max_directive_bytes:
-            raise _Refused("skipped, directive size cap")
+            raise Refused("skipped, directive size cap")
         if self.included_bytes + size > self.limits.max_page_bytes:
-            raise _Refused("skipped, page size cap")
+            raise Refused("skipped, page size cap")
         self.included_bytes += size
         return lines
 
@@ -315,7 +297,7 @@ class _Expander:
     def may_include(self, path: str, syntax: str) -> bool:
         """Whether the loaded file ``path`` holds text an include form of ``syntax``
         acts on (a superset: a false match costs one scan, no change)."""
-        marks = _RST_MARK if syntax == "rst" else _MARKDOWN_MARK
+        marks = _LINE_MARKS.get(syntax) or line_marks(syntax)
         return any(isinstance(loaded, list) and any(marks.search(ln.text) for ln in loaded)
                    for key, loaded in self.cache.items() if key.split("\0", 1)[0] == path)
 
@@ -332,37 +314,39 @@ class _Expander:
 
     def expand(self, lines: list[SourceLine], syntax: str, depth: int,
                stack: tuple[str, ...]) -> list[SourceLine]:
-        if syntax == "rst":
-            return self.expand_rst(lines, depth, stack) if "rst" in self.forms else lines
-        return self.expand_markdown(lines, depth, stack)
-
-    def expand_rst(self, lines: list[SourceLine], depth: int,
-                   stack: tuple[str, ...]) -> list[SourceLine]:
-        texts = [line.text for line in lines]
-        out: list[SourceLine] = []
-        done = 0
-        for directive in rst_directives(texts, {"include", "literalinclude"}):
-            out += lines[done:directive.start]
-            out += self.directive(directive, lines, depth, stack)
-            done = directive.end
-        return out + lines[done:]
-
-    def expand_markdown(self, lines: list[SourceLine], depth: int,
-                        stack: tuple[str, ...]) -> list[SourceLine]:
-        texts = [line.text for line in lines]
-        blocks: dict[int, Directive] = {}
-        if "myst" in self.forms:
-            for directive in myst_directives(texts, {"include", "literalinclude"}):
-                blocks[directive.start] = directive
-        out: list[SourceLine] = []
+        """``lines`` with the includes of the forms of ``syntax`` the page's configuration
+        turns on expanded: block directives first found over the whole text, then each
+        other line offered to the line forms in order."""
+        forms = [form for form in forms_of(syntax) if form.name in self.forms]
+        finders = [form.directives for form in forms if form.directives is not None]
+        handlers = [form.line for form in forms if form.line is not None]
+        texts = [line.text for line in lines] if finders else []
+        if not handlers:  # (directives only: copied between them)
+            out: list[SourceLine] = []
+            done = 0
+            for find in finders:
+                for directive in find(texts):
+                    out += lines[done:directive.start]
+                    out += self.directive(directive, lines, depth, stack)
+                    done = directive.end
+            return out + lines[done:]
+        blocks = {d.start: d for find in finders for d in find(texts)}
+        out = []
         index = 0
         while index < len(lines):
             if index in blocks:
                 out += self.directive(blocks[index], lines, depth, stack)
                 index = blocks[index].end
                 continue
-            produced, index = self.markdown_line(lines, index, depth, stack)
-            out += produced
+            for handle in handlers:
+                taken = handle(self, lines, index, depth, stack)
+                if taken is not None:
+                    out += taken[0]
+                    index = taken[1]
+                    break
+            else:
+                out.append(lines[index])
+                index += 1
         return out
 
     def directive(self, directive: Directive, lines: list[SourceLine], depth: int,
@@ -386,9 +370,9 @@ class _Expander:
                 return self.admit(self.code_block(selected, directive, at, target.path))
             inner = self.nested(selected, directive.syntax if directive.syntax == "rst"
                                 else "md", depth, stack, target.path)
-            return self.admit([ln._replace(text=_indented(directive.indent, ln.text))
+            return self.admit([ln._replace(text=indented(directive.indent, ln.text))
                                for ln in inner])
-        except _Refused as refused:
+        except Refused as refused:
             return [self.note(refused.args[0], written, at, directive.indent)]
 
     def rst_bases(self, written: str) -> list[str]:
@@ -402,194 +386,10 @@ class _Expander:
         language = options.get("language") or options.get("code") or _language(path)
         indent = directive.indent
         if directive.syntax == "rst":
-            body = [ln._replace(text=_indented(indent + "   ", ln.text)) for ln in selected]
+            body = [ln._replace(text=indented(indent + "   ", ln.text)) for ln in selected]
             return [SourceLine(indent + "::", at.file, at.line), SourceLine("", at.file, at.line),
                     *body]
         return fenced(selected, language, at, indent)
-
-    # -- Markdown line forms --------------------------------------------------------------
-
-    def markdown_line(self, lines: list[SourceLine], index: int, depth: int,
-                      stack: tuple[str, ...]) -> tuple[list[SourceLine], int]:
-        line = lines[index]
-        text = line.text
-        if "snippets" in self.forms and "8<" in text:
-            snippet = _snippet_marker(text)
-            if snippet is not None:
-                return self.snippet(lines, index, snippet, depth, stack)
-        if "fastapi" in self.forms and text.startswith("{*") and text.rstrip().endswith("*}"):
-            return self.fastapi(line, depth, stack), index + 1
-        if "mdbook" in self.forms and "{{" in text:
-            return self.mdbook(line, depth, stack), index + 1
-        if "mdx" in self.forms and "{!" in text:
-            return self.mdx(line, depth, stack), index + 1
-        return [line], index + 1
-
-    def snippet(self, lines: list[SourceLine], index: int, marker: tuple[str, str, str | None],
-                depth: int, stack: tuple[str, ...]) -> tuple[list[SourceLine], int]:
-        indent, escape, written = marker
-        line = lines[index]
-        if escape:
-            return [line._replace(text=line.text.replace(";", "", 1))], index + 1
-        if written is not None:
-            return self.snippet_file(written, line, indent, depth, stack), index + 1
-        out: list[SourceLine] = []
-        end = index + 1
-        while end < len(lines):
-            inner = _snippet_marker(lines[end].text)
-            if inner is not None and inner[2] is None and not inner[1]:
-                end += 1
-                break
-            path_text = lines[end].text.strip()
-            if path_text and not path_text.startswith(";"):
-                out += self.snippet_file(path_text, lines[end], indent, depth, stack)
-            end += 1
-        return out, end
-
-    def snippet_file(self, written: str, at: SourceLine, indent: str, depth: int,
-                     stack: tuple[str, ...]) -> list[SourceLine]:
-        path, selector = _split_selector(written)
-        try:
-            target = self.target(path, self.snippet_bases, stack, depth)
-            selected = snippet_lines(target.lines, selector)
-            inner = self.nested(selected, "md", depth, stack, target.path)
-            return self.admit([ln._replace(text=_indented(indent, ln.text)) for ln in inner])
-        except _Refused as refused:
-            return [self.note(refused.args[0], written, at, indent)]
-
-    def fastapi(self, line: SourceLine, depth: int, stack: tuple[str, ...]) -> list[SourceLine]:
-        match = _FASTAPI.fullmatch(line.text.rstrip())
-        if match is None:
-            return [line]
-        written, config = match.group(1), match.group(2)
-        try:
-            target = self.variant(written, stack, depth)
-            ranges = []
-            for name, value in _FASTAPI_CONFIG.findall(config):
-                if name == "ln":
-                    ranges += _number_ranges(value)
-            selected = fastapi_lines(target.lines, sorted(ranges), line)
-            return self.admit(fenced(selected, "python", line, ""))
-        except _Refused as refused:
-            return [self.note(refused.args[0], written, line)]
-
-    def variant(self, written: str, stack: tuple[str, ...], depth: int) -> _Target:
-        """The file FastAPI's docs show for ``written``: its preferred variant (Annotated
-        and the newest Python first), as markdown-include-variants picks it."""
-        stem, dot, ext = written.rpartition(".")
-        if not dot:
-            return self.target(written, [self.config_base], stack, depth)
-        for suffix in ("_an_py310", "_an_py39", "_an", "_py310", "_py39"):
-            try:
-                return self.target(f"{stem}{suffix}.{ext}", [self.config_base], stack, depth)
-            except _Refused as refused:
-                if refused.args[0] != "not found":
-                    raise
-                self.count -= 1  # a variant looked for is not an include
-        return self.target(written, [self.config_base], stack, depth)
-
-    def mdbook(self, line: SourceLine, depth: int, stack: tuple[str, ...]) -> list[SourceLine]:
-        def include(body: str) -> list[SourceLine] | None:
-            kind, _, argument = body.strip().partition(" ")
-            if kind in ("#include", "#rustdoc_include") and argument.strip():
-                return self.mdbook_include(argument.strip(), line, depth, stack)
-            return None
-
-        return _replace_tags(line, "{{", "}}", include)
-
-    def mdbook_include(self, argument: str, at: SourceLine, depth: int,
-                       stack: tuple[str, ...]) -> list[SourceLine]:
-        path, _, selector = argument.partition(":")
-        try:
-            target = self.target(path, [posixpath.dirname(at.file)], stack, depth)
-            selected = mdbook_lines(target.lines, selector)
-            return self.admit(self.nested(selected, "md", depth, stack, target.path))
-        except _Refused as refused:
-            return [self.note(refused.args[0], argument, at)]
-
-    def mdx(self, line: SourceLine, depth: int, stack: tuple[str, ...]) -> list[SourceLine]:
-        return _replace_tags(line, "{!", "!}",
-                             lambda body: self.mdx_include(body, line, depth, stack))
-
-    def mdx_include(self, body: str, at: SourceLine, depth: int,
-                    stack: tuple[str, ...]) -> list[SourceLine]:
-        written = body.split("|", 1)[0].strip().lstrip(">+-").strip()
-        ranges: list[tuple[int, int]] = []
-        if written.endswith("]") and "[ln:" in written:
-            written, _, spec = written[:-1].rpartition("[ln:")
-            written = written.strip()
-            ranges = _number_ranges(spec.replace("-", ":"))
-        try:
-            target = self.target(written, [self.config_base], stack, depth)
-            selected = target.lines
-            if ranges:
-                selected = [ln for ln in selected if any(a <= ln.line <= b for a, b in ranges)]
-            return self.admit(selected)
-        except _Refused as refused:
-            return [self.note(refused.args[0], written, at)]
-
-
-def _replace_tags(line: SourceLine, opener: str, closer: str,
-                  include: Callable[[str], list[SourceLine] | None]) -> list[SourceLine]:
-    """``line`` with each ``opener``...``closer`` tag replaced by the lines ``include``
-    gives for the tag's body; a tag stays text when ``include`` gives None or a backslash
-    escapes it (the backslash is dropped)."""
-    inline = _Inline(line)
-    text = line.text
-    position = 0
-    while True:
-        start = text.find(opener, position)
-        close = text.find(closer, start + len(opener)) if start >= 0 else -1
-        if start < 0 or close < 0:
-            break
-        inline.text(text[position:start])
-        end = close + len(closer)
-        lines = None
-        if start > position and text[start - 1] == "\\":
-            inline.drop_last_char()
-        else:
-            lines = include(text[start + len(opener):close])
-        if lines is None:
-            inline.text(text[start:end])
-        else:
-            inline.lines(lines)
-        position = end
-    inline.text(text[position:])
-    return inline.done()
-
-
-class _Inline:
-    """A line whose tags are replaced by included lines: text before a tag starts the
-    tag's first line, text after it ends the tag's last line."""
-
-    def __init__(self, line: SourceLine) -> None:
-        self.out: list[SourceLine] = []
-        self.current = line._replace(text="")
-
-    def text(self, text: str) -> None:
-        self.current = self.current._replace(text=self.current.text + text)
-
-    def drop_last_char(self) -> None:
-        self.current = self.current._replace(text=self.current.text[:-1])
-
-    def lines(self, lines: list[SourceLine]) -> None:
-        if not lines:
-            return
-        first = lines[0]
-        if self.current.text:
-            first = first._replace(text=self.current.text + first.text)
-        if len(lines) == 1:
-            self.current = first
-            return
-        self.out += [first, *lines[1:-1]]
-        self.current = lines[-1]
-
-    def done(self) -> list[SourceLine]:
-        return [*self.out, self.current]
-
-
-def _indented(indent: str, text: str) -> str:
-    return indent + text if text else text
 
 
 def _int(value: str | None) -> int | None:
@@ -601,19 +401,6 @@ def _int(value: str | None) -> int | None:
 
 def _language(path: str) -> str:
     return _LANGUAGES.get(posixpath.splitext(path)[1].lower(), "")
-
-
-def fenced(lines: list[SourceLine], language: str, at: SourceLine, indent: str) -> list[SourceLine]:
-    """A Markdown fenced code block around ``lines``, longer than any fence inside."""
-    longest = 2
-    for line in lines:
-        stripped = line.text.lstrip()
-        run = len(stripped) - len(stripped.lstrip("`"))
-        longest = max(longest, run)
-    fence = "`" * (longest + 1)
-    body = [ln._replace(text=_indented(indent, ln.text)) for ln in lines]
-    return [SourceLine(f"{indent}{fence}{language}", at.file, at.line), *body,
-            SourceLine(f"{indent}{fence}", at.file, at.line)]
 
 
 # -- selectors ----------------------------------------------------------------------------
@@ -639,7 +426,7 @@ def _after_text(lines: list[SourceLine], marker: str) -> list[SourceLine]:
             rest = line.text[column + len(marker):]
             head = [line._replace(text=rest)] if rest.strip() else []
             return head + lines[index + 1:]
-    raise _Refused(f"start-after text not found ({marker[:60]})")
+    raise Refused(f"start-after text not found ({marker[:60]})")
 
 
 def _before_text(lines: list[SourceLine], marker: str) -> list[SourceLine]:
@@ -648,7 +435,7 @@ def _before_text(lines: list[SourceLine], marker: str) -> list[SourceLine]:
         if column >= 0:
             head = line.text[:column]
             return lines[:index] + ([line._replace(text=head)] if head.strip() else [])
-    raise _Refused(f"end-before text not found ({marker[:60]})")
+    raise Refused(f"end-before text not found ({marker[:60]})")
 
 
 def literalinclude_lines(lines: list[SourceLine], options: dict[str, str],
@@ -683,7 +470,7 @@ def _line_with(lines: list[SourceLine], text: str, option: str) -> int:
     for index, line in enumerate(lines):
         if text in line.text:
             return index
-    raise _Refused(f"{option} text not found ({text[:60]})")
+    raise Refused(f"{option} text not found ({text[:60]})")
 
 
 def _pyobject(lines: list[SourceLine], name: str, path: str) -> list[SourceLine]:
@@ -692,7 +479,7 @@ def _pyobject(lines: list[SourceLine], name: str, path: str) -> list[SourceLine]
     info = parse_module(source, path)
     obj = info.objects.get(name.strip())
     if info.problem or obj is None:
-        raise _Refused(f"pyobject {name.strip()[:60]} not found")
+        raise Refused(f"pyobject {name.strip()[:60]} not found")
     return [line for line in lines if obj.first_line <= line.line <= obj.last_line]
 
 
@@ -707,7 +494,7 @@ def _pick_lines(lines: list[SourceLine], spec: str) -> list[SourceLine]:
             first = int(begin) if begin.strip() else 1
             last = (int(end) if end.strip() else total) if dash else first
         except ValueError:
-            raise _Refused(f"bad lines option ({spec[:60]})") from None
+            raise Refused(f"bad lines option ({spec[:60]})") from None
         first, last = max(first, 1), min(last, total)
         picked += lines[first - 1:last]
     return picked
@@ -719,149 +506,6 @@ def _dedent_lines(lines: list[SourceLine], amount: int | None) -> list[SourceLin
         amount = min(margins) if margins else 0
         return [ln._replace(text=ln.text[amount:] if ln.text.strip() else "") for ln in lines]
     return [ln._replace(text=ln.text[amount:]) for ln in lines]
-
-
-_ANCHOR = re.compile(r"ANCHOR(_END)?:[ \t]*([\w-]+)")
-
-
-def mdbook_lines(lines: list[SourceLine], selector: str) -> list[SourceLine]:
-    """mdBook: ``5`` (one line), ``2:10``, ``2:``, ``:10`` (1-based, inclusive), an
-    anchor name (the lines between ``ANCHOR: name`` and ``ANCHOR_END: name``), or all;
-    anchor marker lines are never shown."""
-    selector = selector.strip()
-    if not selector:
-        selected = lines
-    elif all(part.strip().isdigit() or not part.strip() for part in selector.split(":")):
-        parts = selector.split(":")
-        first = int(parts[0]) if parts[0].strip() else 1
-        last = int(parts[1]) if len(parts) > 1 and parts[1].strip() else \
-            first if len(parts) == 1 else len(lines)
-        selected = [ln for ln in lines if first <= ln.line <= last]
-    else:
-        selected = _anchored(lines, selector)
-    return [ln for ln in selected if not _ANCHOR.search(ln.text)]
-
-
-def _anchored(lines: list[SourceLine], name: str) -> list[SourceLine]:
-    return _between_markers(lines, _ANCHOR, name, lambda m: "end" if m.group(1) else "start",
-                            "anchor")
-
-
-def _between_markers(lines: list[SourceLine], marker: re.Pattern[str], name: str,
-                     role: Callable[[re.Match[str]], str], what: str) -> list[SourceLine]:
-    """The lines after the first start marker of ``name`` (``marker``'s group 2) up to
-    its next end marker, or to the end (``role``: a marker's "start", "end" or other);
-    _Refused without a start marker."""
-    inside = False
-    selected: list[SourceLine] = []
-    for line in lines:
-        match = marker.search(line.text)
-        if match and match.group(2) == name:
-            kind = role(match)
-            if kind == "end" and inside:
-                return selected
-            inside = inside or kind == "start"
-            continue
-        if inside:
-            selected.append(line)
-    if not inside:
-        raise _Refused(f"{what} {name[:60]} not found")
-    return selected
-
-
-def _snippet_marker(text: str) -> tuple[str, str, str | None] | None:
-    """A pymdownx snippet line: (indent, escape ``;``, quoted path or None for a block
-    marker), or None."""
-    stripped = text.lstrip(" \t")
-    indent = text[:len(text) - len(stripped)]
-    escape = ""
-    if stripped.startswith(";"):
-        escape, stripped = ";", stripped[1:]
-    head = stripped.lstrip("-")
-    if head == stripped or not head.startswith("8<"):
-        return None
-    tail = head[2:]
-    rest = tail.lstrip("-")
-    if rest == tail:
-        return None
-    rest = rest.strip()
-    if not rest:
-        return indent, escape, None
-    if len(rest) >= 2 and rest[0] in "'\"" and rest[-1] == rest[0]:
-        return indent, escape, rest[1:-1]
-    return None
-
-
-def _split_selector(written: str) -> tuple[str, str]:
-    """``file.md:3:5`` -> ("file.md", "3:5"); ``file.md:name`` -> ("file.md", "name")."""
-    path, colon, selector = written.partition(":")
-    return (path, selector) if colon else (written, "")
-
-
-_SECTION = re.compile(r"-{1,}8<-{1,}[ \t]*\[(start|end):([\w-]+)\]")
-
-
-def snippet_lines(lines: list[SourceLine], selector: str) -> list[SourceLine]:
-    """pymdownx: ``3:5``, ``3`` or ``3:`` (to the end), ``:5``, ``1:3,5:6``, or a section
-    name (``--8<-- [start:name]`` ... ``[end:name]``); section marker lines are never
-    shown."""
-    selector = selector.strip()
-    if selector and not selector.replace(":", "").replace(",", "").replace("-", "") \
-            .isdigit():
-        selected = _snippet_section(lines, selector)
-    elif selector:
-        selected = []
-        for part in selector.split(","):
-            begin, _, end = part.partition(":")
-            try:
-                first = int(begin) if begin.strip() else 1
-                last = int(end) if end.strip() else len(lines)
-            except ValueError:
-                raise _Refused(f"bad line range ({selector[:60]})") from None
-            selected += [ln for ln in lines if first <= ln.line <= last]
-    else:
-        selected = lines
-    return [ln for ln in selected if not _SECTION.search(ln.text)]
-
-
-def _snippet_section(lines: list[SourceLine], name: str) -> list[SourceLine]:
-    return _between_markers(lines, _SECTION, name, lambda m: m.group(1), "section")
-
-
-_FASTAPI = re.compile(r"\{\*[ \t]*(\S+)[ \t]*(.*)\*\}")
-_FASTAPI_CONFIG = re.compile(r"(\w+)\[([^\]]+)\]")
-
-
-def _number_ranges(spec: str) -> list[tuple[int, int]]:
-    """``3:6,8,10:11`` -> [(3, 6), (8, 8), (10, 11)]."""
-    ranges = []
-    for part in spec.split(","):
-        begin, colon, end = part.strip().partition(":")
-        try:
-            first = int(begin)
-            ranges.append((first, int(end) if colon else first))
-        except ValueError:
-            raise _Refused(f"bad line range ({spec[:60]})") from None
-    return ranges
-
-
-def fastapi_lines(lines: list[SourceLine], ranges: list[tuple[int, int]],
-                  at: SourceLine) -> list[SourceLine]:
-    """The code FastAPI's docs show for ``ln[...]`` ranges: the ranges, with a comment
-    line where code is left out; the whole file without ranges."""
-    if not ranges:
-        return lines
-    made = lambda text: SourceLine(text, at.file, at.line)  # noqa: E731
-    out: list[SourceLine] = []
-    for index, (first, last) in enumerate(ranges):
-        if index == 0 and first > 1:
-            out += [made("# Code above omitted 👆"), made("")]
-        elif index > 0:
-            out += [made(""), made("# Code here omitted 👈"), made("")]
-        out += [ln for ln in lines if first <= ln.line <= last]
-    if ranges[-1][1] < len(lines):
-        out += [made(""), made("# Code below omitted 👇")]
-    return out
 
 
 __all__ = ["Dependency", "Expanded", "FORMS", "IncludeLimits", "SourceLine", "Span",

@@ -70,6 +70,12 @@ def inline_parser() -> MarkdownIt:
     return MarkdownIt("commonmark")
 
 
+def warm_parsers() -> None:
+    """Set up both parsers now (a build does, before forking its parse workers)."""
+    _block_parser()
+    _inline_parser()
+
+
 def _plain_inline(tokens: list[Token]) -> str:
     out: list[str] = []
     for tok in tokens:

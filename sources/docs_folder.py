@@ -148,7 +148,7 @@ class Selection:
 
     def kind(self, path: str) -> str | None:
         """``"doc"`` for a file that is indexed where it is selected (Markdown, RST, a
-        Sphinx ``.txt``), its kind (``.adoc``, ``.txt``...) for a documentation-like file
+        Sphinx ``.txt``), its kind (``.qmd``, ``.txt``...) for a documentation-like file
         doc-index does not index, None for anything else."""
         if is_doc_path(path):
             return "doc"
@@ -453,7 +453,7 @@ class Counted(NamedTuple):
     """What a scan makes of one path under a selection."""
 
     index: bool  # type: ignore[assignment]  # a doc file to index (shadows tuple.index)
-    kind: str | None  # a skipped documentation-like kind to count (``.txt``, ``.adoc``)
+    kind: str | None  # a skipped documentation-like kind to count (``.txt``, ``.qmd``)
 
 
 def classify(selection: Selection, path: str) -> Counted:
@@ -472,7 +472,7 @@ def classify(selection: Selection, path: str) -> Counted:
 
 
 def kinds_line(kinds: dict[str, int]) -> str | None:
-    """``skipped: 12 .txt, 3 .adoc (not documentation formats)``, most first, or None."""
+    """``skipped: 12 .txt, 3 .qmd (not documentation formats)``, most first, or None."""
     if not kinds:
         return None
     shown = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(),

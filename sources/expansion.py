@@ -31,14 +31,16 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..foundation.safe_paths import path_problem
+from ..indexer import include_forms
+from ..indexer.formats import format_of
 from ..indexer.model import PageStats, ParsedFile, ParsedSection
 
 if TYPE_CHECKING:
     from ..indexer.includes import Span
 
-# The forms ``indexer.includes`` knows (its FORMS; not imported here: a build whose pages
-# expand nothing never imports the expansion's modules).
-FORMS = frozenset({"rst", "myst", "mdbook", "snippets", "fastapi", "mdx"})
+# The include forms (``indexer.include_forms``: the registry only, light; a build whose pages
+# expand nothing never imports the expansion's engine).
+FORMS = include_forms.FORMS
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -50,18 +52,11 @@ _CONF_DIRS = ("", "source", "docs", "doc", "docs/source", "doc/source", "doc/bui
 _MKDOCS = ("mkdocs.yml", "mkdocs.yaml")
 _BOOK_DIRS = ("", "docs", "doc", "book")
 
-# A page that holds none of these is not expanded at all (parsed as it always was). A
-# superset of what ``page_expand`` acts on: a false match costs one expansion, no change.
-_RST_MARK = re.compile(rb"\.\.[ \t]+(?:auto\w+|literalinclude|include|(?:py:)?(?:current)?"
-                       rb"module)::")
-_MD_MARKS = {
-    "myst": re.compile(rb"\{(?:literalinclude|include|auto\w+|eval-rst)\}"),
-    "snippets": re.compile(rb"8<"),
-    "fastapi": re.compile(rb"\{\*"),
-    "mdbook": re.compile(rb"\{\{"),
-    "mdx": re.compile(rb"\{!"),
-}
+# A page that holds none of its forms' ``page_mark`` (nor, with Markdown autodoc, these)
+# is not expanded at all (parsed as it always was). A superset of what ``page_expand``
+# acts on: a false match costs one expansion, no change.
 _MKDOCSTRINGS_MARK = re.compile(rb"(?m)^::: ")
+_MYST_AUTODOC_MARK = re.compile(rb"\{(?:literalinclude|include|auto\w+|eval-rst)\}")
 
 
 def git_blob_hash(data: bytes, algorithm: str = "sha1") -> str:
@@ -312,16 +307,8 @@ def configure(reader: Reader, prefix: str, folders: Iterable[str] = ()) -> Expan
     mkdocs = (reader.read(mkdocs_path) or b"") if mkdocs_path else b""
     book = _first(reader, [_join(b, d, "book.toml") for b in bases for d in _BOOK_DIRS]
                   + [_join(folder, "book.toml") for b in bases for folder in _ancestors(b)])
-    forms = {"rst"}
-    conf_text = conf_bytes or b""
-    if b"myst_parser" in conf_text or b"myst_nb" in conf_text:
-        forms.add("myst")
-    if book:
-        forms.add("mdbook")
-    for form, word in (("snippets", b"pymdownx.snippets"),
-                       ("fastapi", b"markdown_include_variants"), ("mdx", b"mdx_include")):
-        if word in mkdocs:
-            forms.add(form)
+    forms = include_forms.enabled({"conf.py": conf_bytes, "book.toml": b"" if book else None,
+                                   "mkdocs.yml": mkdocs if mkdocs_path else None})
     markdown_autodoc = b"mkdocstrings" in mkdocs or "myst" in forms
     docs_root = posixpath.dirname(conf_path) if conf_path else base
     config_dir = posixpath.dirname(mkdocs_path) if mkdocs_path else None
@@ -393,20 +380,23 @@ class Expander:
 
     def parse(self, path: str, raw: bytes) -> ParsedFile | None:
         """Page ``path`` (normalized bytes ``raw``) expanded and parsed; None when the
-        expansion changed nothing (the page is parsed as it is)."""
+        expansion changed nothing (the page is parsed as it is, and so is a page of a
+        format whose pages are not expanded)."""
         # lazy: the parsers load only where a file is parsed
         from ..indexer.document import index_file
-        from ..indexer.formats import is_rst_path  # lazy: defers indexer.formats to the call
 
         # lazy: a read of a cache never loads the build's source scanning
         from ..indexer.page_expand import expand_page
 
+        syntax = format_of(path).syntax
+        if syntax is None:
+            return None
         text = raw.decode("utf-8")
         context = self.context
-        if not is_rst_path(path) and not self.config.markdown_autodoc:
+        if syntax == "md" and not self.config.markdown_autodoc:
             context = context._replace(autodoc=False)
         page = self.repo_path(path)
-        expanded = expand_page(text, page, context, "rst" if is_rst_path(path) else "md")
+        expanded = expand_page(text, page, context, syntax)
         dependencies = tuple(sorted({(self.source_path(d.path), d.hash)
                                      for d in expanded.dependencies}))
         if expanded.text == text and not dependencies and not expanded.unresolved:
@@ -447,17 +437,17 @@ _current_config: ExpandConfig | None = None
 
 
 def wants(config: ExpandConfig, path: str, raw: bytes) -> bool:
-    """Whether page ``path`` (normalized bytes ``raw``) may hold something to expand."""
-    from ..indexer.formats import is_rst_path  # lazy: defers indexer.formats to the call
-
-    if is_rst_path(path):
-        return _RST_MARK.search(raw) is not None
-    forms = config.forms
-    if any(form in forms and mark.search(raw) for form, mark in _MD_MARKS.items()):
+    """Whether page ``path`` (normalized bytes ``raw``) may hold something to expand: by
+    the marks of its format's syntax (``indexer.formats``; a format without one, never)."""
+    syntax = format_of(path).syntax
+    if syntax is None:
+        return False
+    if any(form.name in config.forms and form.page_mark.search(raw)
+           for form in include_forms.forms_of(syntax)):
         return True
-    return config.markdown_autodoc and (
+    return syntax == "md" and config.markdown_autodoc and (
         _MKDOCSTRINGS_MARK.search(raw) is not None
-        or _MD_MARKS["myst"].search(raw) is not None)
+        or _MYST_AUTODOC_MARK.search(raw) is not None)
 
 
 def expander_for(config: ExpandConfig | None, path: str, raw: bytes) -> Expander | None:

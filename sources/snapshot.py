@@ -41,7 +41,7 @@ class SourceFile(NamedTuple):
 class Scan:
     """What a source holds: its doc files (sorted by path), what it skipped and why, and
     the commit it was read at ("" for a plain directory); ``kinds`` counts the skipped
-    documentation-like files by kind (``.txt``, ``.adoc``), ``selection`` is what the
+    documentation-like files by kind (``.txt``, ``.qmd``), ``selection`` is what the
     scan chose (``docs_folder``), ``notes`` lines about the source for the summary."""
 
     def __init__(self, files: list[SourceFile] | None = None,

@@ -25,7 +25,7 @@ from ..foundation.cache_names import MANIFEST_NAME, SEARCH_INDEX_NAME, STAGING_D
 from ..foundation.errors import NothingToIndex
 from ..foundation.printable import printable
 from ..foundation.safe_paths import path_problem
-from ..indexer.formats import is_doc_path, other_doc_kind
+from ..indexer.formats import described, is_doc_path, other_doc_kind
 from .doc_config import MAX_CONFIG_BYTES
 from .docs_folder import FOLDER, Selection, choose, classify, is_config_name, kinds_line
 from .git_run import run_git, start_git, wait_git
@@ -64,8 +64,7 @@ def nothing_to_index(where: str, scan: Scan) -> NothingToIndex:
         inside = f" in {selection.what}"
         if selection.why:
             inside += f" ({selection.why})"
-    parts = [f"nothing to index in {where}{inside}: no Markdown (.md, .markdown, .mdx) or "
-             "reStructuredText (.rst) file"]
+    parts = [f"nothing to index in {where}{inside}: no {described()} file"]
     kinds = kinds_line(scan.kinds)
     if kinds:
         parts.append(kinds)

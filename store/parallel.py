@@ -464,12 +464,10 @@ class WarmWorker:
 def _warm_markdown() -> None:
     # lazy: the parsers load only where a file is parsed
     from ..indexer.document import index_file  # noqa: F401 (imported for what follows)
-
     # lazy: the parsers load only where a file is parsed
-    from ..indexer.markdown import block_parser, inline_parser
+    from ..indexer.formats import FALLBACK
 
-    block_parser()
-    inline_parser()
+    FALLBACK.warm()  # (Markdown: the format of most pages)
 
 
 class _ChildResults:
@@ -524,24 +522,17 @@ def _warm_parsers(jobs: list[Job]) -> None:
     inherit them (not the other one: tens of milliseconds before any parse starts)."""
     # lazy: the parsers load only where a file is parsed
     from ..indexer.document import index_file  # noqa: F401 (imported for the workers)
+    # lazy: the parsers load only where a file is parsed
+    from ..indexer.formats import FORMATS, format_of
 
     # lazy: defers store.parse_cache (+22 modules) to the call
     from .parse_cache import indexer_salt
 
     indexer_salt()
-
-    rst = [is_rst_path(path) for path, _, _ in jobs]
-    if not all(rst):
-        # lazy: the parsers load only where a file is parsed
-        from ..indexer.markdown import block_parser, inline_parser
-
-        block_parser()
-        inline_parser()
-    if any(rst):
-        # lazy: the parsers load only where a file is parsed
-        from ..indexer.rst_structure import parser
-
-        parser()
+    needed = {format_of(path).name for path, _, _ in jobs}
+    for known in FORMATS:  # (in registry order: the same order every build)
+        if known.name in needed:
+            known.warm()
 
 
 def _submit(pool: Any, batch: list[tuple[str, bytes | str]], size: int, staging: str,

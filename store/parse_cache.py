@@ -113,8 +113,8 @@ def indexer_salt() -> bytes:
                                       versions.MAX_SECTIONS_PER_FILE, sys.version,
                                       sys.implementation.cache_tag,
                                       unicodedata.unidata_version)).encode())
-        package = Path(versions.__file__).parent
-        for module in sorted(p.name for p in package.iterdir() if p.suffix == ".py"):
+        package = Path(versions.__file__).parent  # (its registries' folders too)
+        for module in sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py")):
             digest.update(module.encode() + b"\0" + (package / module).read_bytes())
         for name in _LIBRARIES:
             spec = importlib.util.find_spec(name)

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from doc_index.indexer.formats import described
 
 from tests.conftest import run_cli, write_tree
 
@@ -369,17 +370,17 @@ def test_nothing_to_index_is_an_error_and_writes_nothing(env: Path) -> None:
     empty.mkdir()
     code, err = build(empty, "--root", root)
     assert code == 1, err
-    assert err == (f"error: nothing to index in {empty}: no Markdown (.md, .markdown, .mdx) "
-                   "or reStructuredText (.rst) file\n")
+    # (the registered formats, as tests/test_format_registry.py checks the list is said)
+    formats = described()
+    assert err == f"error: nothing to index in {empty}: no {formats} file\n"
     other = write_tree(env / "other", {
-        "a.txt": "x", "b.txt": "y", "c.adoc": "= C", "d.qmd": "# D", "_sources/e.rst.txt": "E",
+        "a.txt": "x", "b.txt": "y", "c.org": "* C", "d.qmd": "# D", "_sources/e.rst.txt": "E",
         "f.py": "",
     })
     code, err = build(other, "--root", root)
     assert code == 1, err
-    assert err == (f"error: nothing to index in {other}: no Markdown (.md, .markdown, .mdx) "
-                   "or reStructuredText (.rst) file; skipped: 2 .txt, 1 .adoc, 1 .qmd, "
-                   "1 .rst.txt (not documentation formats)\n")
+    assert err == (f"error: nothing to index in {other}: no {formats} file; skipped: 2 .txt, "
+                   "1 .org, 1 .qmd, 1 .rst.txt (not documentation formats)\n")
     _, bare = serve(env, {"notes.txt": "plain text\n", "src/x.py": ""})
     code, err = build(bare.as_uri(), "--root", root)
     assert code == 1 and err.startswith(f"error: nothing to index in {bare.as_uri()} at "), err
@@ -390,11 +391,11 @@ def test_nothing_to_index_is_an_error_and_writes_nothing(env: Path) -> None:
 def test_skipped_kinds_are_counted_and_sphinx_txt_is_rst(env: Path) -> None:
     root = env / "root"
     folder = write_tree(env / "proj", {
-        "guide.md": "# Guide\n\nHello.\n", "notes.txt": "x", "a.adoc": "= A", "b.adoc": "= B",
+        "guide.md": "# Guide\n\nHello.\n", "notes.txt": "x", "a.org": "* A", "b.org": "* B",
     })
     code, err = build(folder, "--root", root)
     assert code == 0, err
-    assert "  skipped: 2 .adoc, 1 .txt (not documentation formats)\n" in err
+    assert "  skipped: 2 .org, 1 .txt (not documentation formats)\n" in err
     django = write_tree(env / "django" / "docs", {
         "conf.py": "source_suffix = '.txt'\n",
         "index.txt": "Django documentation\n====================\n\nEverything.\n",
