@@ -1,4 +1,4 @@
-"""The document side's fast paths give exactly what the plain code gave (issue 15).
+"""Each rewritten path of the document side gives exactly what its plain definition gives.
 
 Analysis output is cache bytes: a faster path that changed one term, keyword or summary
 would change every cache built with it. Each fast path is checked against the plain

@@ -1,4 +1,4 @@
-"""The release-notes prior: which sections count as release notes (issue 14).
+"""The release-notes prior: which sections count as release notes.
 
 A file is release notes when its own name says so, or when it is named by a number or a
 version alone inside a folder whose name says so; a folder's name alone is not enough,

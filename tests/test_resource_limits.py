@@ -1,4 +1,4 @@
-"""Resource limits (issue 11, item 6): what one pathological file, cache or query may cost.
+"""Resource limits: what one pathological file, cache or query may cost.
 
 Work is counted (sections, set lookups, parsed lines, bytes), never timed.
 """
@@ -223,7 +223,7 @@ def test_a_4_kb_query_answers_within_a_bound_of_the_budget_native(tmp_path: Path
 
 
 def test_a_4_kb_query_on_v0_names_every_term_whole(tmp_path: Path) -> None:
-    """issue 20.4: v0 answers are the reference's bytes for every query within the 4 KB
+    """v0 answers are the reference's bytes for every query within the 4 KB
     cap: every document names every query term, uncut (a URL, a long identifier)."""
     cache = v0_cache_from(tmp_path, {f"d{i}.md": f"alpha{i} text\n" for i in range(400)})
     query = _distinct_words_query("alpha")

@@ -227,8 +227,8 @@ def test_include_and_raw_read_no_file(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_sections_start_at_the_lines_docutils_sees_after_other_line_breaks() -> None:
     """docutils splits lines at U+2028, U+2029, U+0085 and \\x1c-\\x1e too: a section's
-    title and start come from those lines (issue 21, finding 4: looked up in the text split
-    at "\\n", one U+2028 before the titles gave two sections titled '' at wrong lines)."""
+    title and start come from those lines (looked up in the text split at "\\n", one U+2028
+    before the titles gave two sections titled '' at wrong lines)."""
     text = ("Intro\u2028more\x1cstill\x85and\n\nFirst\n=====\n\nbody\u2029x\x1dy\x1ez\n\n"
             "Second\n------\n\ntext\u2028\u2028Third\n~~~~~\n\nend\n")
     data = text.encode()
@@ -258,7 +258,7 @@ def test_a_comment_closing_an_inclusion_nobody_opened_is_a_comment() -> None:
 
 def test_only_the_first_lines_are_looked_at_for_titles(monkeypatch: pytest.MonkeyPatch) -> None:
     """docutils holds about 130 bytes a line: past ``MAX_PARSE_LINES`` lines no title is
-    looked for (issue 21), and the rest of the file is in parts (issue 29)."""
+    looked for, and the rest of the file is in parts, so it stays answerable."""
     monkeypatch.setattr(rst, "MAX_PARSE_LINES", 60)
     text = "A\n=\n\n" + "para\n\n" * 20 + "B\n-\n\n" + "x\n\n" * 20 + "C\n-\n\ntext\n"
     notes: list[str] = []
