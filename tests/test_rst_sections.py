@@ -12,6 +12,7 @@ import pytest
 from conftest import CountingPattern, write_tree
 from doc_index.indexer import rst
 from doc_index.indexer.document import index_file
+from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 from docutils import nodes, statemachine
 from docutils.frontend import get_default_settings
 from docutils.parsers.rst import Parser, directives, states, tableparser
@@ -268,3 +269,40 @@ def test_only_the_first_lines_are_looked_at_for_titles(monkeypatch: pytest.Monke
     stop = len("".join(text.splitlines(keepends=True)[:52]))
     assert [(b.kind, b.start) for b in blocks[2:]] == [("part", stop)]
     assert blocks[1].end == stop and blocks[-1].end == len(text)
+
+
+# --- a file too long to look at whole -------------------------------------------------
+
+
+def test_an_rst_file_of_titles_is_parsed_by_prefixes_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """2,000,000 one-letter titles (10 MB): docutils sees only a few times the kept ones
+    (the whole file took it 380 s and 10 GB)."""
+    seen: list[int] = []
+    real_titles = rst._titles
+
+    def counting_titles(text: str) -> list[tuple[int, int]]:
+        seen.append(text.count("\n"))
+        return real_titles(text)
+
+    monkeypatch.setattr(rst, "_titles", counting_titles)
+    parsed = index_file("big.rst", b"h\n=\n\n" * 2_000_000)
+    cap = MAX_SECTIONS_PER_FILE
+    assert len(parsed.sections) > cap and parsed.sections[cap].kind == "part"
+    assert parsed.note
+    assert sum(seen) <= 3 * 8 * cap
+
+
+def test_rst_prefix_parsing_finds_the_titles_of_the_whole_parse() -> None:
+    pieces = [
+        "Title\n=====\n\ntext\n\n", "::\n\n    Not\n    ---\n\n", "=====\nOver\n=====\n\n",
+        ".. note::\n\n   Inside\n   ------\n\n", "+---+---+\n| a | b |\n+---+---+\n\n",
+        "Sub\n---\n\n", "para\nstill para\n\n", "x\n-\n\n",
+    ]
+    text = "".join(pieces * 6)
+    data = text.encode()
+    whole = rst.parse_rst(text, data)
+    for limit in range(1, len(whole) - 1):
+        got = rst.parse_rst(text, data, limit)
+        assert [b[:4] for b in got[: limit + 1]] == [b[:4] for b in whole[: limit + 1]]
