@@ -40,10 +40,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 # mypy over the library code ([tool.mypy] in pyproject.toml). The top-level folders install
-# as doc_index.* (pyproject's package-dir), which mypy cannot map: it reads them through a
-# tree of links laid out as the installed package, so it names files doc_index/store/...
+# as doc_index.* (pyproject's package-dir, the one list of them: each folder X installs as
+# doc_index.X), which mypy cannot map: it reads them through a tree of links laid out as
+# the installed package, so it names files doc_index/store/...
 TYPECHECK_TREE := $(VENV)/typecheck
-LIBRARY_DIRS := indexer store search server embedding
+LIBRARY_DIRS = $(shell $(BIN)/python -c 'import tomllib; m = tomllib.load(open("pyproject.toml", "rb"))["tool"]["setuptools"]["package-dir"]; print(*sorted(d for k, d in m.items() if k.count(".") == 1))')
 typecheck: $(STAMP)
 	rm -rf $(TYPECHECK_TREE) && mkdir -p $(TYPECHECK_TREE)/doc_index
 	for f in doc_index/* $(LIBRARY_DIRS); do ln -s "$(CURDIR)/$$f" $(TYPECHECK_TREE)/doc_index/; done
@@ -77,11 +78,11 @@ demo: $(BASE_STAMP)
 	@echo; echo "== one cache (doc-index inspect) =="
 	$(BIN)/doc-index inspect mdkit-docs --root $(DEMO_ROOT)
 	@echo; echo "== an agent's question, 600-token budget (context.resolve) =="
-	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) mdkit-docs "my request times out, how do I retry it?" 600
-	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) rstkit-docs "worker keeps losing its connection to the broker" 600
+	$(BIN)/python -m doc_index.cli.demo $(DEMO_ROOT) mdkit-docs "my request times out, how do I retry it?" 600
+	$(BIN)/python -m doc_index.cli.demo $(DEMO_ROOT) rstkit-docs "worker keeps losing its connection to the broker" 600
 	@echo; echo "== doc-index's own docs (docs/ and README.md), asked about doc-index =="
 	$(BIN)/doc-index build . --name doc-index-docs --root $(DEMO_ROOT)
-	$(BIN)/python -m doc_index.demo $(DEMO_ROOT) doc-index-docs "how do I delete a cache?" 600
+	$(BIN)/python -m doc_index.cli.demo $(DEMO_ROOT) doc-index-docs "how do I delete a cache?" 600
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run

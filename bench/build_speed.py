@@ -122,7 +122,7 @@ def _reported_s(run: ProcessRun) -> float | None:
 
 STARTUP_PROBES = {
     "python": "pass",
-    "import_build": "import doc_index.cli, doc_index.build_command",
+    "import_build": "import doc_index.cli, doc_index.cli.build_command",
     "import_resolve": ("import doc_index.server.context_cli, doc_index.search.tools, "
                        "doc_index.store.native_cache, doc_index.search.native_selection"),
     "import_mcp_sdk": ("import anyio, doc_index.server.mcp_server, "

@@ -94,7 +94,7 @@ def split(questions: Sequence[dict[str, Any]], seed: int = SPLIT_SEED) -> dict[s
 
 def cache_name(q: dict[str, Any]) -> str:
     """The cache ``sync`` makes for the question's pin (``store.sources.package``)."""
-    from doc_index.store.sources.package import parse_spec
+    from doc_index.sources.package import parse_spec
 
     sep = "==" if q["ecosystem"] == "pypi" else "@"
     return parse_spec(f"{q['ecosystem']}:{q['package']}{sep}{q['version']}").key

@@ -170,7 +170,7 @@ import sys
 if sys.argv[1] == "executor":
     from bench.hand_written import use_executor
     use_executor()
-from doc_index.cli import main
+from doc_index.cli.command import main
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -192,7 +192,7 @@ def _group_alive(pgid: int) -> int:
 
 
 def _lock_held(root: Path) -> bool:
-    from doc_index.store.lock import BuildLock
+    from doc_index.foundation.file_lock import BuildLock
 
     return any(BuildLock(lock).held_elsewhere() for lock in root.glob(".doc-index-tmp/*/lock"))
 

@@ -48,7 +48,7 @@ TARGETS = {"embed_fastapi_s": 15.0, "first_sync_s": 300.0, "second_sync_s": 2.0,
 # its sha256, the rest doc-index's arguments.
 TRUSTING = ("import sys; from doc_index.embedding import model as M; "
             "M.KNOWN_MODELS[sys.argv.pop(1)] = M.KnownModel('bench: dynamic int8 stand-in', "
-            "None); sys.argv[0] = 'doc-index'; from doc_index.cli import run; run()")
+            "None); sys.argv[0] = 'doc-index'; from doc_index.cli.command import run; run()")
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:

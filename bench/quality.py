@@ -100,8 +100,8 @@ FRESH_QUESTIONS = load_queries(FRESH_SETS["fresh-1"])
 def build_cache(root: Path, corpus_dir: Path, full: bool = True) -> Path:
     """A build of ``corpus_dir`` under ``root`` (full unless ``full`` is False); returns
     the cache directory."""
+    from doc_index.sources.walk import scan_directory
     from doc_index.store.index_store import IndexStore
-    from doc_index.store.sources.walk import scan_directory
 
     store = IndexStore(root)
     key = f"local-{corpus_dir.name}"

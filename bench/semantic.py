@@ -440,10 +440,9 @@ OTHER = Setting("disabled", 2)  # the setting furthest from the default
 
 def answer_bytes(m: Material, i: int, params: Any) -> tuple[list[str], bytes]:
     """A question's top-10 ids and its whole packed answer, as bytes."""
+    from doc_index.foundation.strict_json import dumps
     from doc_index.search.native_selection import pack
     from doc_index.search.ranking import concepts as _concepts
-
-    from doc_index.foundation.strict_json import dumps
 
     q = m.questions[i]
     c = m.corpora[q.corpus].corpus

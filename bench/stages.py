@@ -40,6 +40,7 @@ def _one_round(source: Path, target: Path) -> dict[str, float]:
     """CPU seconds of each stage of a full build of ``source`` into ``target``."""
     import hashlib
 
+    from doc_index.foundation.cache_names import MANIFEST_NAME, SEARCH_INDEX_NAME
     from doc_index.indexer.document import (
         NotIndexable,
         analyze_blocks,
@@ -50,10 +51,9 @@ def _one_round(source: Path, target: Path) -> dict[str, float]:
     from doc_index.indexer.ids import IdAssigner
     from doc_index.indexer.model import ParsedFile
     from doc_index.indexer.versions import ANALYZER_VERSION, MAX_SECTIONS_PER_FILE
+    from doc_index.sources.walk import scan_directory
     from doc_index.store.index_store import BUILD_CONFIG, CURRENT_INDEX_VERSION, _fresh_file
     from doc_index.store.manifest import (
-        MANIFEST_NAME,
-        SEARCH_INDEX_NAME,
         CacheVersion,
         SectionSpool,
         manifest_header,
@@ -61,7 +61,6 @@ def _one_round(source: Path, target: Path) -> dict[str, float]:
     )
     from doc_index.store.parallel import write_raw
     from doc_index.store.search_index import IndexWriter
-    from doc_index.store.sources.walk import scan_directory
 
     clock = time.process_time
     spent = dict.fromkeys(STAGES, 0.0)

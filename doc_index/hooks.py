@@ -7,13 +7,13 @@ small ``sh`` wrapper that
 
 1. runs the hook that was there before, if any, with the same arguments and stdin (it was
    moved aside to ``<hook>.doc-index-orig``) and keeps its exit status as the hook's;
-2. runs, in the foreground, ``python -I -m doc_index.hook_runner check``: the quick
+2. runs, in the foreground, ``python -I -m doc_index.cli.hook_runner check``: the quick
    checks of what the build would refuse (the cache name holds another source's cache,
    the root is no directory, the subfolder is gone: :func:`preflight`, a few git queries
    and one read of the live manifest's header), and whether the last background build
    failed. Either prints ONE line on git's stderr naming the cause, the fix and the log;
    a refused build is not started. The git command never fails;
-3. starts, in the background and from ``/``, ``python -I -m doc_index.hook_runner
+3. starts, in the background and from ``/``, ``python -I -m doc_index.cli.hook_runner
    run``, which takes a per-checkout lock and runs the library's incremental build of
    the checkout (or its ``--subdir``) into the cache ``--name`` (else the default name):
    the build ``doc-index build <checkout>[/<subdir>] --root <root> [--name N]`` runs.
@@ -50,9 +50,9 @@ from .foundation.errors import (
     GitSourceError,
     UsageError,
 )
+from .foundation.file_lock import BuildLock
 from .foundation.printable import printable
-from .store.lock import BuildLock
-from .store.sources.git_run import run_git
+from .sources.git_run import run_git
 
 HOOKS = ("post-merge", "post-checkout", "post-rewrite")
 MARKER = "# doc-index-hook: v2"
@@ -187,9 +187,9 @@ if [ "${{DOC_INDEX_HOOK:-1}}" != 0 ]; then
     checkout="$(pwd -P)"  # (git runs a hook at the top of the work tree)
     # First the quick checks (would the build be refused? did the last one fail?): at
     # most one line on stderr, never a failed git command. Then the build, detached.
-    if (cd / && exec {q(python)} -I -m doc_index.hook_runner check {args} \\
+    if (cd / && exec {q(python)} -I -m doc_index.cli.hook_runner check {args} \\
         --checkout "$checkout" --git-dir "$gitdir" </dev/null); then
-        (cd / && exec {q(python)} -I -m doc_index.hook_runner run {args} \\
+        (cd / && exec {q(python)} -I -m doc_index.cli.hook_runner run {args} \\
             --checkout "$checkout" >>"$log" 2>&1 </dev/null) &
     fi
 fi
@@ -240,7 +240,7 @@ def install_hooks(repo: Path, root: Path | None, *, name: str | None = None,
                   subdir: str | None = None) -> list[str]:
     """Install or refresh the three hooks; the lines to report. UsageError, with nothing
     installed, when the hook's build would be refused (``preflight``)."""
-    from .store.sources.identity import check_name
+    from .sources.identity import check_name
 
     checkout = locate(repo)
     root = _absolute_root(root)
@@ -329,7 +329,7 @@ def lockfile_fingerprint(top: Path) -> str:
     name and bytes); "" when it has none."""
     import hashlib
 
-    from .store.sources.lockfiles import read_project_pins
+    from .sources.lockfiles import read_project_pins
 
     files = read_project_pins(top, all_locked=True).files
     digest = hashlib.sha256()
@@ -373,7 +373,7 @@ def preflight(checkout: Checkout, root: Path, options: HookOptions) -> Refusal |
     can be written, or the cache of that name was built from another source (another
     clone of the same repository takes the same default name). A few git queries and the
     live manifest's header: no walk, no parse."""
-    from .store.sources.identity import directory_source
+    from .sources.identity import directory_source
 
     source_dir = options.source(checkout.top)
     if not source_dir.is_dir():
@@ -416,8 +416,8 @@ def _root_problem(root: Path) -> str | None:
 def _held_by_another(root: Path, key: str, identity: Any) -> str | None:
     """What the cache ``key`` holds when it is not ``identity``'s (the test the build
     makes before writing: ``IndexStore.update_index``), else None."""
+    from .sources.identity import header_source_text
     from .store.index_store import IndexStore
-    from .store.sources.identity import header_source_text
 
     store = IndexStore(root)
     old = store._read_old_head(key)
@@ -430,8 +430,8 @@ def _held_by_another(root: Path, key: str, identity: Any) -> str | None:
 
 def other_name(key: str, top: Path) -> str:
     """A cache name for this checkout that its folder's name sets apart."""
-    from .store.cache_names import name_problem
-    from .store.sources.identity import key_part
+    from .foundation.cache_names import name_problem
+    from .sources.identity import key_part
 
     name = f"{key}-{key_part(top.name) or 'clone'}"
     return name if name_problem(name) is None else "NAME"

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from .search.results import Answer, Outline, Reading
     from .search.warm_caches import WarmCaches
     from .store.index_store import BuildReport, Progress
-    from .store.sources.package_sync import SyncProgress, SyncReport
     from .store.v0_build import BuiltCache
+    from .sync import SyncProgress, SyncReport
 
 DEFAULT_BUDGET = 2000
 _T = TypeVar("_T")
@@ -85,10 +85,10 @@ class DocIndex:
         ``embed_progress(done, total)`` as they go): ``report.meaning`` says what was done,
         or why not. The lexical cache answers meanwhile; a failed or killed embedding
         leaves it answering lexically."""
+        from .build import build_source
         from .meaning_build import embed_after_build, model_for_build
+        from .sources.walk import DEFAULT_MAX_BYTES
         from .store.index_store import IndexStore
-        from .store.sources.choose import build_source
-        from .store.sources.walk import DEFAULT_MAX_BYTES
 
         model = model_for_build(self.model)  # a bad --model: refused before building
         report = build_source(
@@ -124,7 +124,7 @@ class DocIndex:
         not."""
         from .meaning_build import embed_after_sync, model_for_build
         from .store.index_store import IndexStore
-        from .store.sources.package_sync import run_sync
+        from .sync import run_sync
 
         model = model_for_build(self.model)
         store = IndexStore(self.root)
@@ -189,18 +189,6 @@ class DocIndex:
         from .hooks import uninstall_hooks
 
         return uninstall_hooks(Path(repo))
-
-    def serve(self, *, tool_names: str = "dotted", http: str | None = None,
-              token_file: str | os.PathLike[str] | None = None) -> int:
-        """Serve the caches over MCP on stdin and stdout until the client leaves, or with
-        ``http`` (``[HOST:]PORT``) over streamable HTTP until SIGTERM or SIGINT; the exit
-        code. Any address but loopback needs a bearer token: ``token_file``, else
-        ``$DOC_INDEX_HTTP_TOKEN``. (The one method that starts a door: the MCP server
-        calls this library.)"""
-        from .server.mcp_server import run
-
-        return run(self.root, tool_names=tool_names, model=self.model, http=http,
-                   token_file=token_file)
 
     def fetch_model(self, *, dest: str | os.PathLike[str] | None = None,
                     url: str | None = None,

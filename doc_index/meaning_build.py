@@ -194,8 +194,9 @@ def embed_cache(cache_dir: Path, model_sha256: str, store: Callable[[], Any],
     writes nothing."""
     from .embedding import vectors
     from .embedding.model import RECIPE, TOKENIZER_SHA256
+    from .foundation.cache_names import MANIFEST_NAME
     from .store.cache_files import read_regular
-    from .store.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES
+    from .store.manifest import MAX_MANIFEST_BYTES
     from .store.native_cache import load_native_cache
 
     current = _current(cache_dir, model_sha256)
@@ -301,7 +302,7 @@ def _current(cache_dir: Path, model_sha256: str) -> int | None:
 
 def _store_folder(root: Path) -> Path:
     """The root's vector store folder, each level checked as the parse cache's is."""
-    from .store.cache_names import STAGING_DIR
+    from .foundation.cache_names import STAGING_DIR
     from .store.commit import KeyArea, open_checked
 
     with KeyArea(root, STAGING_DIR, create=True) as area:

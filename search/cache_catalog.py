@@ -20,8 +20,8 @@ def catalog(root: Path) -> dict[str, Any]:
     """``{"caches": [...]}`` in ``context.list_caches``' order; CacheMissing/IoError as it
     when the root cannot be listed. (Imports here: the server imports this module at
     start for ``RESOURCE_URI`` only.)"""
+    from ..sources.identity import shown_source
     from ..store.index_store import IndexStore
-    from ..store.sources.identity import shown_source
     from ..store.sync_records import pinned_by_projects
     from .cache_details import checked_source
     from .tools import cache_entries

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..store.sources.identity import PACKAGE_KINDS, shown_source
+from ..sources.identity import PACKAGE_KINDS, shown_source
 from .tools import cache_info_and_manifest
 
 NATIVE = "doc-index"

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from ..embedding.model import enabled
+from ..foundation.cache_names import MANIFEST_NAME
 from ..store.cache_files import read_regular
-from ..store.manifest import MANIFEST_NAME, MAX_MANIFEST_BYTES
+from ..store.manifest import MAX_MANIFEST_BYTES
 from ..store.native_cache import NativeCache
 
 SIDECAR = "vectors.bin"  # embedding.vectors.SIDECAR (that module imports sqlite3)

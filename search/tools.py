@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from ..foundation.cache_names import MANIFEST_NAME as MANIFEST
+from ..foundation.cache_names import STAGING_DIR
 from ..foundation.errors import (
     CacheInvalid,
     CacheMissing,
@@ -31,8 +33,6 @@ from ..foundation.errors import (
 )
 from ..foundation.strict_json import parse_json
 from ..store.cache_files import read_regular, swapped
-from ..store.cache_names import STAGING_DIR
-from ..store.manifest import MANIFEST_NAME as MANIFEST
 from ..store.manifest import MAX_MANIFEST_BYTES, manifest_head
 from ..store.v0_cache import V0Cache, load_v0_cache
 from .budget import check_budget
@@ -97,7 +97,7 @@ def answer(
             continue  # the generation was deleted while it loaded: load the new one
         if isinstance(cache, V0Cache):
             return Answer(**select_v0(cache.documents, query, checked))
-        from ..search.native_selection import select
+        from .native_selection import select
 
         try:
             if meaning is None:

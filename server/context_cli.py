@@ -161,7 +161,7 @@ def _navigation_commands(
 
 def run() -> NoReturn:
     """The ``context`` console script: ``main``, then a fast exit (``fast_exit``)."""
-    from ..fast_exit import exit_now
+    from ..foundation.fast_exit import exit_now
 
     exit_now(main())
 

@@ -31,8 +31,8 @@ import os
 import stat
 from pathlib import Path
 
+from ..foundation.cache_names import name_problem
 from ..foundation.errors import CacheMissing, ContextError, IoError
-from .cache_names import name_problem
 
 _IO_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EIO})
 

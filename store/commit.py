@@ -33,7 +33,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from .cache_names import STAGING_DIR
+from ..foundation.cache_names import STAGING_DIR
 
 LOCK_NAME = "lock"  # staging directories are named "<pid>.<random>": never this
 SPARE_NAME = "spare"  # nor this

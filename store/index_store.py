@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..foundation.cache_names import MANIFEST_NAME, SEARCH_INDEX_NAME, STAGING_DIR, name_problem
 from ..foundation.errors import InvalidCacheKey
 from ..indexer.ids import IdAssigner, heading_slug, section_path
 from ..indexer.model import PageStats, ParsedFile
@@ -35,14 +36,12 @@ from ..indexer.versions import (
     PART_TOKENS,
     TOKENIZER_VERSION,
 )
+from ..sources.snapshot import Scan, SourceIdentity, other_source
 from . import commit as commit_mod
 from .cache_marks import delete_refused, deletion_refusal, write_mark
-from .cache_names import STAGING_DIR, name_problem
 from .lock import CacheLock
 from .manifest import (
-    MANIFEST_NAME,
     MAX_MANIFEST_BYTES,
-    SEARCH_INDEX_NAME,
     SECTIONS_MARK,
     CacheVersion,
     ManifestSections,
@@ -65,8 +64,6 @@ if TYPE_CHECKING:  # the resolve path imports this module (tests/test_import_rul
     from typing import TypeAlias
 
     from .parallel import Job, ParseResults, WarmWorker
-    from .sources.identity import Source
-    from .sources.walk import Scan
 
     Parsed: TypeAlias = ParseResults
 
@@ -353,13 +350,12 @@ class IndexStore:
             raise delete_refused(self.root, key, problem)
         return True
 
-    def _refuse_unknown_cache(self, key: str, source: Source) -> None:
+    def _refuse_unknown_cache(self, key: str, source: SourceIdentity) -> None:
         """OtherSource when ``key`` holds something without a usable manifest header that
         is not a manifest of this source written in another layout, and holds something to
         lose (not an empty folder or file, such as an old layout's lock): a Context Engine
         v0 cache (``context build``'s), or a damaged cache whose source nobody can tell;
         never replaced without ``replace``."""
-        from .sources.identity import other_source
         from .v0_build import is_v0_cache  # (only when there is no usable header)
 
         live = self.cache_dir(key)
@@ -479,7 +475,7 @@ class IndexStore:
     def update_index(
         self, key: str, owner: str, name: str, scan: Scan, *, full: bool = False,
         progress: Progress | None = None, warm: WarmWorker | None = None,
-        source: Source | None = None, replace: bool = False,
+        source: SourceIdentity | None = None, replace: bool = False,
     ) -> BuildReport:
         """Build or incrementally update the cache ``key`` from ``scan``. ``warm``: a parse
         worker forked when the build started, used for a few changed files (its owner
@@ -498,9 +494,7 @@ class IndexStore:
                 record = None if source is None else source.record(scan.commit_hash)
                 if (old is not None and source is not None and not replace
                         and not source.same_as(old[1])):
-                    from .sources.identity import header_source_text, other_source
-
-                    raise other_source(key, header_source_text(old[1]), source)
+                    raise other_source(key, source.shown_header(old[1]), source)
                 if old is None and source is not None and not replace:
                     self._refuse_unknown_cache(key, source)
                 plan = plan_build(scan, skipped, owner, name, None if full else old, record)
@@ -677,8 +671,6 @@ def _without_reserved(scan: Scan) -> tuple[Scan, list[tuple[str, str]]]:
         return scan, []
     reserved = [(f.path, "name reserved by the cache") for f in scan.files
                 if f.path.split("/", 1)[0] in RESERVED_NAMES]
-    from .sources.walk import Scan
-
     out = Scan(kept, scan.skipped, scan.commit_hash)
     out.expand = scan.expand
     return out, reserved

@@ -19,8 +19,6 @@ from typing import Any, BinaryIO
 from ..foundation.errors import CacheTooLarge
 from ..foundation.safe_paths import path_problem
 
-MANIFEST_NAME = "manifest.json"
-SEARCH_INDEX_NAME = "search.idx"
 # The largest manifest a build writes and a reader loads (a larger one is cache_invalid
 # without being parsed). Loading costs about 10 bytes of memory and 60 ns per manifest
 # byte; real caches hold about 630 bytes per section, so this is over 100,000 sections

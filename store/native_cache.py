@@ -16,15 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..foundation.cache_names import MANIFEST_NAME, SEARCH_INDEX_NAME
 from ..foundation.errors import CacheInvalid, CacheMissing, CacheReplaced, ContextError
 from ..foundation.strict_json import parse_json_object_streaming
 from .cache_files import open_regular, read_regular, swapped
 from .index_store import CURRENT_INDEX_VERSION
 from .manifest import (
-    MANIFEST_NAME,
     MAX_MANIFEST_BYTES,
     MAX_SEARCH_INDEX_BYTES,
-    SEARCH_INDEX_NAME,
     check_header,
     doc_file_set,
 )

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Generator
     from typing import TypeAlias
 
-    from .expansion import ExpandConfig
+    from ..sources.expansion import ExpandConfig
     from .parse_cache import ParseCache
 
     # What parse_files returns: the results in job order; ``close`` stops what is left.
@@ -153,7 +153,7 @@ def parse_one(path: str, data: bytes, staging: str) -> ParsedFile | str:
 def _parse_expanded(path: str, data: bytes, raw: bytes, cache: ParseCache) -> ParsedFile | None:
     """Page ``path`` expanded and parsed (from the parse cache when its dependencies are
     as they were), or None when it has nothing to expand."""
-    from .expansion import expander_for
+    from ..sources.expansion import expander_for
 
     expander = expander_for(_expand, path, raw)
     if expander is None:
@@ -209,7 +209,7 @@ def parse_files(jobs: list[Job], staging: Path, *, background: bool = False,
 def _expanding(expand: ExpandConfig | None) -> Iterator[None]:
     """``expand`` is this process's (and its forked workers') while the block runs."""
     global _expand
-    from .expansion import forget
+    from ..sources.expansion import forget
 
     before, _expand = _expand, expand
     try:

@@ -55,8 +55,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..foundation.cache_names import STAGING_DIR
 from ..indexer.model import PageStats, ParsedFile, ParsedSection
-from .cache_names import STAGING_DIR
 from .commit import (
     KeyArea,
     open_checked,

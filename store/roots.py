@@ -98,7 +98,7 @@ def old_root_note(root: Path) -> str | None:
 
 
 def _has_caches(root: Path) -> bool:
-    from .cache_names import STAGING_DIR
+    from ..foundation.cache_names import STAGING_DIR
 
     try:
         with os.scandir(root) as entries:

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .cache_names import STAGING_DIR
+from ..foundation.cache_names import STAGING_DIR
 from .commit import staging_root
 
 SYNC_FOLDER = "sync"

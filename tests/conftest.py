@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from doc_index.sources.identity import directory_source
+from doc_index.sources.walk import scan_directory
 from doc_index.store.index_store import BuildReport, IndexStore
 from doc_index.store.native_cache import NativeCache, load_native_cache
-from doc_index.store.sources.identity import directory_source
-from doc_index.store.sources.walk import scan_directory
 from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent

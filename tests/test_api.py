@@ -11,9 +11,6 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, SAMPLE_REPOS, run_cli
-from doc_index.search.results import Answer
-
-import doc_index
 from doc_index.foundation.errors import (
     EXIT_CODES,
     BadSource,
@@ -24,6 +21,9 @@ from doc_index.foundation.errors import (
 )
 from doc_index.render import listing
 from doc_index.render import spec_json as jsonout
+from doc_index.search.results import Answer
+
+import doc_index
 
 KEY = "local-mdkit-docs"
 QUERY = "my request times out, how do I retry it?"
@@ -145,7 +145,7 @@ def test_the_cli_in_process_leaves_the_api_functions_in_place(tmp_path: Path) ->
     """Running a command in-process imports its door module; no door module may shadow an
     API function of the same name (``doc_index.build`` stayed the ``build`` module once
     ``doc-index build`` had run, and a library caller got a module back)."""
-    from doc_index import cli
+    from doc_index.cli import command as cli
 
     assert cli.main(["build", str(SAMPLE_REPOS / "mdkit-docs"), "--root", str(tmp_path),
                      "--name", KEY]) == 0

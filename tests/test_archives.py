@@ -1,4 +1,4 @@
-"""store/sources/archives.py: a package archive read as untrusted data (path rules, links, caps)."""
+"""sources/archives.py: a package archive read as untrusted data (path rules, links, caps)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import tarfile
 import tracemalloc
 
 import pytest
-from doc_index.store.sources.archives import (
+from doc_index.foundation.errors import ArchiveError, BadSource
+from doc_index.sources.archives import (
     ArchiveLimits,
     SkippedMember,
     archive_kind,
@@ -23,8 +24,6 @@ from package_servers import (
     tar_archive,
     zip_archive,
 )
-
-from doc_index.foundation.errors import ArchiveError, BadSource
 
 SMALL = ArchiveLimits(max_members=20, max_member_bytes=1000, max_total_bytes=1 << 20,
                       max_ratio=50, ratio_floor_bytes=64 << 10, max_header_bytes=4096)
@@ -119,7 +118,7 @@ def test_member_count_cap_refuses_the_archive() -> None:
 
 
 def test_zip_entries_are_counted_before_zipfile_parses_them(monkeypatch) -> None:  # noqa: ANN001
-    from doc_index.store.sources import archives
+    from doc_index.sources import archives
 
     def never(*args: object) -> None:
         raise AssertionError("zipfile parsed a central directory over the member cap")

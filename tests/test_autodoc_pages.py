@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT
+from doc_index.foundation.safe_paths import path_problem
 from doc_index.indexer.includes import Dependency, Span
 from doc_index.indexer.module_finder import read_sphinx_conf
 from doc_index.indexer.page_expand import PageContext, expand_page, make_finder
-
-from doc_index.foundation.safe_paths import path_problem
 
 FIXTURE = Path(__file__).parent / "fixtures" / "autodoc"
 PAGES = ["api.rst", "guide.rst", "reference.md", "myst.md", "snippets.md", "book.md",

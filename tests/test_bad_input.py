@@ -18,9 +18,9 @@ from conftest import REPO, build, write_tree
 from doc_index.indexer.document import NotIndexable, index_file
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 from doc_index.server import spec_tools as tools
+from doc_index.sources.walk import scan_directory
 from doc_index.store.native_cache import load_native_cache
 from doc_index.store.parallel import parse_one
-from doc_index.store.sources.walk import scan_directory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -50,7 +50,7 @@ def hook(event, args):
         os.write(log, os.fsencode(path).replace(b"\\", b"\\\\").replace(b"\n", b"\\n")
                  + b"\n")
 sys.addaudithook(hook)
-from doc_index.cli import main
+from doc_index.cli.command import main
 sys.exit(main(sys.argv[2:]))
 """
 

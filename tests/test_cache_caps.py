@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, run_cli, v0_cache_from, write_tree
+from doc_index.foundation.errors import ContextError
 from doc_index.server import spec_tools as tools
 from doc_index.store import search_index, v0_cache
 from doc_index.store.manifest import MAX_SEARCH_INDEX_BYTES
 from mcp_support import RawServer, error_text, initialize, server_argv, tool_call
-
-from doc_index.foundation.errors import ContextError
 
 # A process may map this much: several times what a healthy run needs, far below what
 # reading a 4 GB search.idx takes.
@@ -67,7 +66,7 @@ def test_a_build_over_a_search_index_past_its_cap_makes_a_full_build(tmp_path: P
 def test_a_build_whose_search_index_would_exceed_its_cap_fails_and_keeps_the_live_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from doc_index import cli
+    from doc_index.cli import command as cli
 
     src = write_tree(tmp_path / "src", {"a.md": DOC})
     root = tmp_path / "root"

@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 from cli_support import CONTEXT, built_root, run
 from conftest import SAFETY_TIMEOUT, run_cli, write_tree
-from mcp_support import RawServer, context_cli, initialize, result_text, tool_call
-
 from doc_index.render.listing import size_text
+from mcp_support import RawServer, context_cli, initialize, result_text, tool_call
 
 DOC = {"a.md": "# Install\n\nzebra crossing\n"}
 
@@ -341,9 +340,8 @@ def test_resolve_text_format_for_a_person(root: Path, tmp_path: Path) -> None:
 
 
 def test_text_format_of_an_excerpt() -> None:
-    from doc_index.search.results import Answer
-
     from doc_index.render.answer_text import answer_text
+    from doc_index.search.results import Answer
 
     doc = {"id": "a-b", "version": "sha256:0", "content": "line\u2028two\r\n", "score": 0.5,
            "tokens": 9, "why": {"query_terms": [], "term_matches": 0, "total_words": 2},
@@ -436,7 +434,7 @@ def test_every_argument_and_option_is_described() -> None:
     description for every argument and option."""
     import argparse
 
-    from doc_index.cli import _parser
+    from doc_index.cli.command import _parser
 
     def walk(parser: argparse.ArgumentParser, name: str):  # type: ignore[no-untyped-def]
         yield name, parser

@@ -11,13 +11,13 @@ import ast
 from pathlib import Path
 
 from conftest import REPO
+from test_layers import library_folders  # pyproject's package-dir: the one list of folders
 
-LIBRARY_DIRS = ("doc_index", "indexer", "store", "search", "server", "embedding")
 MAX_FUNCTION_LINES = 60
 
 
 def library_files() -> list[Path]:
-    return sorted(p for d in LIBRARY_DIRS for p in (REPO / d).rglob("*.py"))
+    return sorted(p for d in library_folders() for p in (REPO / d).rglob("*.py"))
 
 
 def long_functions(source: str, name: str) -> list[str]:

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 from conftest import build, write_tree
+from doc_index.foundation.errors import ContextError, spec_message
 from doc_index.server import context_cli
 from doc_index.server import spec_tools as tools
 from doc_index.store.v0_build import build_v0_cache
-
-from doc_index.foundation.errors import ContextError, spec_message
 
 COMPAT_CACHES = Path(__file__).parent / "compat" / "context-engine-compat" / "fixtures" / "v0"
 MINIMAL = COMPAT_CACHES / "caches" / "minimal"

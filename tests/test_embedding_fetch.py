@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from conftest import SAFETY_TIMEOUT, wait_for
 from doc_index.embedding import fetch
-
 from doc_index.foundation.errors import ModelError
 
 GOOD = b"not really a model, but the pinned bytes of this test\n" * 1000

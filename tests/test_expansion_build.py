@@ -259,7 +259,7 @@ def test_git_source_blob_none_and_pull(env: Path) -> None:
 
 def test_the_forms_are_the_expansions() -> None:
     from doc_index.indexer.includes import FORMS
-    from doc_index.store import expansion
+    from doc_index.sources import expansion
 
     assert expansion.FORMS == FORMS
 

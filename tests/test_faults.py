@@ -186,7 +186,7 @@ from doc_index.store.search_index import IndexWriter
 def full(*a, **k):
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), sys.argv[-1])
 IndexWriter.write = full
-from doc_index.cli import main
+from doc_index.cli.command import main
 sys.exit(main(sys.argv[1:-1]))
 """
 
@@ -305,7 +305,7 @@ def flock(fd, operation):
         print("lock busy", flush=True)
         raise
 fcntl.flock = flock
-from doc_index.cli import main
+from doc_index.cli.command import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -369,7 +369,7 @@ _BUILDER = """
 import sys, time
 from pathlib import Path
 from doc_index.store.index_store import IndexStore
-from doc_index.store.sources.walk import scan_directory
+from doc_index.sources.walk import scan_directory
 a, b, root, stop = (Path(p) for p in sys.argv[1:5])
 store = IndexStore(root)
 n = 0

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, wait_for
-from doc_index.store.lock import BuildLock
+from doc_index.foundation.file_lock import BuildLock
 
 from doc_index.hooks import HOOKS, LOCK_NAME, LOG_NAME, ORIG_SUFFIX, hook_script, is_ours
 
@@ -298,21 +298,27 @@ def test_hook_command_errors(env: Path) -> None:
 
 def test_script_quotes_paths() -> None:
     text = hook_script("post-merge", "/opt/my env/bin/python", Path("/tmp/it's root"))
-    assert "'/opt/my env/bin/python' -I -m doc_index.hook_runner run" in text
+    assert "'/opt/my env/bin/python' -I -m doc_index.cli.hook_runner run" in text
     assert "'/tmp/it'\"'\"'s root'" in text
 
 
-def test_hooks_an_earlier_doc_index_installed_still_rebuild(env: Path) -> None:
-    """Hooks installed before the runner moved name ``doc_index.store.git_hooks``: that
-    module still runs the hook runner, so a pull still rebuilds the cache."""
+# The runner's names in hooks earlier doc-index versions installed (tests/test_layers.py's
+# compatibility entry points): each still runs the runner.
+OLD_RUNNERS = ("doc_index.store.git_hooks", "doc_index.hook_runner")
+
+
+@pytest.mark.parametrize("old_runner", OLD_RUNNERS)
+def test_hooks_an_earlier_doc_index_installed_still_rebuild(env: Path, old_runner: str) -> None:
+    """Hooks installed before the runner moved name an older module: that module still
+    runs the hook runner, so a pull still rebuilds the cache."""
     author, work = setup_repos(env)
     root = env / "root"
     assert run_cli("hook", "install", str(work)).returncode == 0
     for hook in HOOKS:
         path = work / ".git" / "hooks" / hook
         text = path.read_text()
-        assert "-m doc_index.hook_runner " in text
-        path.write_text(text.replace("-m doc_index.hook_runner ", "-m doc_index.store.git_hooks "))
+        assert "-m doc_index.cli.hook_runner " in text
+        path.write_text(text.replace("-m doc_index.cli.hook_runner ", f"-m {old_runner} "))
     (author / "docs" / "new.md").write_text(page("New", "A page added upstream."))
     git(author, "add", "-A")
     git(author, "commit", "-q", "-m", "new page")
@@ -360,10 +366,10 @@ def test_hook_never_imports_the_work_trees_code(env: Path) -> None:
 def test_hook_run_does_not_import_the_cli(env: Path) -> None:
     _, work = setup_repos(env)
     root = env / "root"
-    probe = ("import sys\nfrom pathlib import Path\nfrom doc_index import hook_runner\n"
+    probe = ("import sys\nfrom pathlib import Path\nfrom doc_index.cli import hook_runner\n"
              f"rc = hook_runner.run_hook('probe', Path({str(root)!r}), Path({str(work)!r}))\n"
-             "print(rc, 'doc_index.cli' in sys.modules,"
-             " 'doc_index.build_command' in sys.modules)\n")
+             "print(rc, 'doc_index.cli.command' in sys.modules,"
+             " 'doc_index.cli.build_command' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True,
                           cwd="/", timeout=120, check=False)
     assert done.stdout.splitlines()[-1] == "0 False False", done.stdout + done.stderr

@@ -17,11 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from doc_index.store.index_store import IndexStore
-from doc_index.store.sources import git as git_source
-from doc_index.store.sources.git import build_from_git, parse_remote
-
 from doc_index.foundation.errors import GitSourceError
+from doc_index.sources import git as git_source
+from doc_index.sources.git import parse_remote
+from doc_index.store.index_store import IndexStore
+
+from doc_index.build import build_from_git
 
 MAIN = Path(__file__).resolve().parents[1]
 
@@ -422,7 +423,7 @@ def test_concurrent_first_builds_share_one_clone(env: Path) -> None:
 
 
 def test_scp_like_urls_are_git_sources(env: Path) -> None:
-    from doc_index.store.sources.choose import looks_like_git
+    from doc_index.build import looks_like_git
 
     assert looks_like_git("deploy@git.example.com:team/docs.git")
     assert looks_like_git("git@github.com:pallets/flask.git")

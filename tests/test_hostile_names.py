@@ -18,15 +18,14 @@ from pathlib import Path
 
 import pytest
 from conftest import build, caches_only, write_tree
+from doc_index.cli import command as cli
+from doc_index.foundation.errors import ContextError, InvalidCacheKey
 from doc_index.server import spec_tools as tools
+from doc_index.sources.walk import scan_directory
 from doc_index.store.cache_paths import resolve_cache_name
 from doc_index.store.index_store import IndexStore
-from doc_index.store.sources.walk import scan_directory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from doc_index import cli
-from doc_index.foundation.errors import ContextError, InvalidCacheKey
 
 SECRET = "SECRET-OUTSIDE-b41d"
 GOOD = "local-src"

@@ -57,11 +57,11 @@ NO_CHANGE_BUILD_NEVER = {
     **GITPYTHON, **PARSERS, **SDK,
 }
 # Any build, of a local directory, a work tree or a git URL: git runs through its command
-# (store/sources/git_run.py), so no GitPython; no SDK.
+# (sources/git_run.py), so no GitPython; no SDK.
 BUILD_NEVER = {**GITPYTHON, **SDK}
 # ``doc-index resolve`` and ``context resolve``: reading a cache, no build machinery.
 RESOLVE_NEVER = {
-    "doc_index.store.sources.walk": "the source scanners",
+    "doc_index.sources.walk": "the source scanners",
     "doc_index.store.parallel": "the parse workers",
     **GITPYTHON, **PARSERS, **SDK,
 }

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build, cache_files, without_indexed_at, write_tree
-from doc_index.store.manifest import MANIFEST_NAME
+from doc_index.foundation.cache_names import MANIFEST_NAME
 
 TITLES = ["Configuration", "Retries", "Install", 'Say "hi"', "Back\\slash", "Über größe",
           "日本語", "Timeouts & limits", "Configuration", "FAQ"]

@@ -1,4 +1,4 @@
-"""store/sources/index_choice.py: which index a pin is fetched from, what a project's files
+"""sources/index_choice.py: which index a pin is fetched from, what a project's files
 name (as names only), when a cached package may be kept. The end-to-end behaviour, with
 real subprocesses and recording servers, is tests/test_index_trust.py."""
 
@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from conftest import write_tree
-from doc_index.store.sources.index_choice import (
+from doc_index.sources.index_choice import (
     Choice,
     IndexChoice,
     Named,
@@ -18,7 +18,7 @@ from doc_index.store.sources.index_choice import (
     python_names,
     rebuild_reason,
 )
-from doc_index.store.sources.lockfiles import Pin
+from doc_index.sources.lockfiles import Pin
 from package_servers import sri
 
 USER = "https://me:tok@corp.example/simple/"

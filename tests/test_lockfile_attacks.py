@@ -179,7 +179,7 @@ _PIECES = ["[[package]]\n", 'name = "', '"\n', 'version = "1.0.0"\n', "source = 
 
 
 def _fuzz_lockfiles(examples: int, tmp_path: Path) -> None:
-    from doc_index.store.sources.lockfiles import read_project_pins
+    from doc_index.sources.lockfiles import read_project_pins
 
     counter = [0]
 

@@ -1,4 +1,4 @@
-"""store/sources/lockfiles.py: a project's pins read as data from each lockfile format."""
+"""sources/lockfiles.py: a project's pins read as data from each lockfile format."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import write_tree
-from doc_index.store.sources.lockfiles import Pin, ProjectPins, read_project_pins
+from doc_index.sources.lockfiles import Pin, ProjectPins, read_project_pins
 
 H = "sha256:" + "a" * 64
 
@@ -449,7 +449,7 @@ def test_hostile_lockfiles_are_warnings_not_crashes(tmp_path: Path) -> None:
 
 
 def test_oversized_lockfile_is_not_read(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    from doc_index.store.sources import lockfiles
+    from doc_index.sources import lockfiles
 
     monkeypatch.setattr(lockfiles, "MAX_PARSED_BYTES", 100)  # (not JSON: that cap)
     write_tree(tmp_path, {"requirements.txt": "flask==3.1.0\n" * 20})

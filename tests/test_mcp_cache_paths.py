@@ -7,10 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+from doc_index.foundation.errors import ContextError
 from doc_index.server import spec_tools as tools
 from doc_index.store.cache_paths import resolve_cache_name
-
-from doc_index.foundation.errors import ContextError
 
 
 @pytest.fixture()

@@ -1,6 +1,6 @@
 """The first requests after spawn get the answers of later ones: one path, the SDK's.
 
-A real ``doc-index serve`` (``doc_index.cli.main``) runs with an import hook that holds
+A real ``doc-index serve`` (``doc_index.cli.command.main``) runs with an import hook that holds
 every import of the SDK (``mcp``, ``mcp_types``, ``pydantic``) at a FIFO gate that only
 the test opens: the requests written at spawn are all read while the SDK is not loaded,
 on any machine. Their answers must be the bytes the same requests get once the server is
@@ -43,7 +43,7 @@ class Hold(importlib.abc.MetaPathFinder):
                 return spec
         return None
 sys.meta_path.insert(0, Hold())
-from doc_index.cli import main
+from doc_index.cli.command import main
 sys.exit(main(["serve", "--root", {root!r}, "--tool-names", {style!r}]))
 """
 

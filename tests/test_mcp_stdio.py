@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import SAFETY_TIMEOUT
+from doc_index.foundation.errors import EXIT_CODES
 from mcp_support import (
     CACHE_NAMES,
     FIXTURES,
@@ -32,8 +33,6 @@ from mcp_support import (
     server_argv,
     tool_call,
 )
-
-from doc_index.foundation.errors import EXIT_CODES
 
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}
 DOTTED = ["context.resolve", "context.list_caches", "context.inspect_cache"]
@@ -305,7 +304,7 @@ tools.resolve = io_error
 tools.inspect_cache = crash
 tools.list_caches = noisy
 mcp_server.tool_result = result_that_breaks
-from doc_index.cli import main
+from doc_index.cli.command import main
 sys.exit(main(["serve", "--root", {root!r}]))
 """
 
@@ -558,7 +557,7 @@ def hook(event, args):
 sys.addaudithook(hook)
 import atexit
 atexit.register(lambda: os.write(2, ("AUDIT " + repr(events) + "\\n").encode()))
-from doc_index.cli import main
+from doc_index.cli.command import main
 sys.exit(main(["serve", "--root", {root!r}]))
 """
 

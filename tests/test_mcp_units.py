@@ -12,6 +12,12 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from doc_index.foundation.errors import (
+    CacheInvalid,
+    InternalError,
+    spec_json,
+    spec_message,
+)
 from doc_index.server.mcp_server import instructions
 from doc_index.server.mcp_tools import CANONICAL_NAMES, ToolCalls, tool_definitions
 from doc_index.server.mcp_transport import (
@@ -23,13 +29,6 @@ from doc_index.server.mcp_transport import (
     StdoutFrames,
 )
 from mcp.shared.message import SessionMessage
-
-from doc_index.foundation.errors import (
-    CacheInvalid,
-    InternalError,
-    spec_json,
-    spec_message,
-)
 
 
 class RecordingBackend:

@@ -7,9 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from doc_index.search.warm_caches import WarmCaches, cache_stamp
-
 from doc_index.foundation.errors import CacheInvalid, ContextError
+from doc_index.search.warm_caches import WarmCaches, cache_stamp
 
 
 def make_cache(path: Path, content: str) -> None:

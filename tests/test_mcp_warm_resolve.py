@@ -10,10 +10,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from doc_index.foundation.errors import EXIT_CODES, ContextError
 from doc_index.search.warm_caches import WarmCaches
 from doc_index.server import spec_tools as tools
+from doc_index.sources.walk import scan_directory
 from doc_index.store.index_store import IndexStore
-from doc_index.store.sources.walk import scan_directory
 from mcp_support import (
     CACHE_NAMES,
     RawServer,
@@ -26,8 +27,6 @@ from mcp_support import (
     server_argv,
     tool_call,
 )
-
-from doc_index.foundation.errors import EXIT_CODES, ContextError
 
 REPO = Path(__file__).resolve().parents[1]
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}

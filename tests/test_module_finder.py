@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from doc_index.foundation.safe_paths import path_problem
 from doc_index.indexer.module_finder import (
     Found,
     ModuleFinder,
@@ -13,8 +14,6 @@ from doc_index.indexer.module_finder import (
     read_sphinx_conf,
     search_roots,
 )
-
-from doc_index.foundation.safe_paths import path_problem
 
 CONF = b'''
 import os, sys

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from doc_index.store.sources.npm_registry import (
+from doc_index.foundation.errors import BadSource, PackageError
+from doc_index.sources.npm_registry import (
     NPM_REGISTRY,
     NpmConfig,
     clean_version,
@@ -18,10 +19,8 @@ from doc_index.store.sources.npm_registry import (
     tarball_digest,
     valid_npm_name,
 )
-from doc_index.store.sources.package_fetch import Digest, Fetcher, digests_from_sri, download
+from doc_index.sources.package_fetch import Digest, Fetcher, digests_from_sri, download
 from package_servers import NpmRegistry, npm_tarball, sri
-
-from doc_index.foundation.errors import BadSource, PackageError
 
 
 def test_parse_npmrc() -> None:

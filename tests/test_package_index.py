@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from doc_index.store.sources.package_fetch import Digest, Fetcher, download
-from doc_index.store.sources.package_index import (
+from doc_index.foundation.errors import BadSource, PackageError
+from doc_index.sources.package_fetch import Digest, Fetcher, download
+from doc_index.sources.package_index import (
     PYPI_SIMPLE,
     IndexFile,
     IndexLocation,
@@ -25,8 +26,6 @@ from doc_index.store.sources.package_index import (
     uv_config,
 )
 from package_servers import SimpleIndex, sdist, sha256
-
-from doc_index.foundation.errors import BadSource, PackageError
 
 # --- configuration ---------------------------------------------------------------------
 

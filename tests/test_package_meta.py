@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from doc_index.store.sources.package_meta import (
+from doc_index.foundation.errors import PackageError
+from doc_index.sources.package_meta import (
     PackageMetadata,
     Repository,
     TagChoice,
@@ -18,8 +19,6 @@ from doc_index.store.sources.package_meta import (
     sdist_metadata,
     tree_folder,
 )
-
-from doc_index.foundation.errors import PackageError
 
 PKG_INFO = """Metadata-Version: 2.1
 Name: Flask

@@ -180,7 +180,7 @@ def test_no_docs_folder_in_the_package_or_at_the_root_is_said_not_doubled(
 
 
 def test_package_split_rules() -> None:
-    from doc_index.store.sources.docs_folder import package_split, package_words
+    from doc_index.sources.docs_folder import package_split, package_words
 
     assert {"react", "query", "react-query", "tanstack"} <= package_words(
         "@tanstack/react-query")

@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 from conftest import build, run_cli, write_tree
+from doc_index.foundation.strict_json import dumps
 from doc_index.indexer.tokens import estimate_tokens
 from doc_index.search import packing
 from doc_index.search.native_selection import select
 from doc_index.search.packing import block_starts, doc_charge, frame_charge, is_navigation
 from doc_index.search.ranking import rank
 from doc_index.store.native_cache import NativeCache, load_native_cache
-
-from doc_index.foundation.strict_json import dumps
 
 FILLER = ("The service reads its settings once at start and keeps them for the whole "
           "run, so a change needs a restart of every process that uses them. ")

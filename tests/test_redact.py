@@ -1,4 +1,4 @@
-"""``redact`` (``doc_index/foundation/redact.py``): no secret a URL or an scp-like git address
+"""``redact`` (``foundation/redact.py``): no secret a URL or an scp-like git address
 carries is shown. A URL loses its user info (``user@``, ``user:password@``, a user name that
 is an e-mail address, a password holding ``/``, ``@`` or a blank) and its query (a token may
 ride in ``?private_token=``); ``user:password@host:path`` loses ``user:password``; what names
@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, run_cli
-from hypothesis import given
-from hypothesis import strategies as st
-
 from doc_index.foundation.errors import GitSourceError
 from doc_index.foundation.redact import redact
+from hypothesis import given
+from hypothesis import strategies as st
 
 TOKEN = "s3cr3t-t0ken"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import manifest, run_cli, v0_cache_from, write_tree
+from doc_index.foundation.errors import ContextError
 from doc_index.indexer.ids import IdAssigner
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 from doc_index.search import tools as search_tools
@@ -22,8 +23,6 @@ from doc_index.search.query_limits import (
 )
 from doc_index.server import spec_tools as tools
 from doc_index.store.manifest import MAX_MANIFEST_BYTES
-
-from doc_index.foundation.errors import ContextError
 
 CAP = MAX_SECTIONS_PER_FILE
 
@@ -210,9 +209,8 @@ def test_a_manifest_over_the_limit_is_invalid_without_being_parsed(
 def test_a_build_whose_manifest_would_exceed_the_limit_fails_and_keeps_the_live_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
+    from doc_index.cli import command as cli
     from doc_index.store import manifest as manifest_mod
-
-    from doc_index import cli
 
     def build() -> int:
         return cli.main(["build", str(src), "--root", str(root), "--name", "local-p"])

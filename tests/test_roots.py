@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from cli_support import DOCS, built_root, run, snapshot
 from conftest import SAFETY_TIMEOUT, write_tree
+from doc_index.sources import git as git_source
 from doc_index.store import roots
-from doc_index.store.sources import git as git_source
 
 
 @pytest.fixture

@@ -222,7 +222,7 @@ def test_crafted_tree_entries_are_skipped_and_reported(env: Path) -> None:
 
 
 def test_scan_commit_validates_every_entry(env: Path) -> None:
-    from doc_index.store.sources.git import BlobReader, scan_commit
+    from doc_index.sources.git import BlobReader, scan_commit
 
     target = env / "x"
     bare = evil_repo(env, target)
@@ -355,7 +355,7 @@ def lazy_fetching_work_tree(base: Path, marker: Path) -> Path:
 
 
 def test_partial_clone_lazy_fetch_runs_nothing(env: Path) -> None:
-    from doc_index.store.sources.git_run import run_git
+    from doc_index.sources.git_run import run_git
 
     marker = env / "PWNED"
     proj = lazy_fetching_work_tree(env, marker)

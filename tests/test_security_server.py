@@ -117,7 +117,7 @@ def held_resolve(*args, **kwargs):
     eof_read.wait()
     return real_resolve(*args, **kwargs)
 tools.resolve = held_resolve
-from doc_index.cli import main
+from doc_index.cli.command import main
 sys.exit(main(["serve", *sys.argv[1:]]))
 """
 

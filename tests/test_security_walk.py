@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 from conftest import caches_only, manifest, run_cli, write_tree
+from doc_index.sources.walk import scan_directory
 from doc_index.store.index_store import IndexStore
-from doc_index.store.sources.walk import scan_directory
 
 SECRET = "SECRET-OUTSIDE-5e1d"
 KEY = "local-src"
@@ -121,7 +121,7 @@ def test_directory_swapped_for_a_symlink_during_the_walk(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Right after the walk listed src/, sub/ becomes a link out: the walk's O_NOFOLLOW open
     of sub/ relative to src/'s handle refuses it (reported), nothing outside is listed."""
-    from doc_index.store.sources import walk as sources
+    from doc_index.sources import walk as sources
 
     src = write_tree(tmp_path / "src", {"ok.md": "# Ok\n\nzebra\n", "sub/a.md": "# A\n\nin\n"})
     outside = write_tree(tmp_path / "outside", {"a.md": f"# A\n\n{SECRET}\n"})
@@ -143,7 +143,7 @@ _FIFO_SWAP = """
 import os, sys
 from pathlib import Path
 from doc_index.store.index_store import IndexStore
-from doc_index.store.sources.walk import scan_directory
+from doc_index.sources.walk import scan_directory
 src, root = Path(sys.argv[1]), Path(sys.argv[2])
 scan = scan_directory(src)
 (src / "sub" / "a.md").unlink()
@@ -299,11 +299,10 @@ def test_a_root_with_lock_files_of_the_old_layout(tmp_path: Path) -> None:
 
 
 def test_staging_area_name_is_reserved_everywhere(tmp_path: Path) -> None:
+    from doc_index.foundation.errors import ContextError, InvalidCacheKey
     from doc_index.store import commit
     from doc_index.store.cache_paths import check_cache_name
     from doc_index.store.index_store import check_key
-
-    from doc_index.foundation.errors import ContextError, InvalidCacheKey
 
     for check, error in ((check_key, InvalidCacheKey), (check_cache_name, ContextError)):
         try:

@@ -116,7 +116,7 @@ def test_bad_files_are_skipped_and_reported(docs: Path, root: Path, tmp_path: Pa
 
 
 def test_size_cap(docs: Path, root: Path) -> None:
-    from doc_index.store.sources.walk import scan_directory
+    from doc_index.sources.walk import scan_directory
 
     write_tree(docs, {"big.md": "# Big\n\n" + "x" * 5000, "small.md": "# Small\n"})
     scan = scan_directory(docs, max_bytes=1000)

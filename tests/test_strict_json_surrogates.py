@@ -1,4 +1,4 @@
-"""doc_index/foundation/strict_json.py: the lone-surrogate pre-check equals the lookaround regex it
+"""foundation/strict_json.py: the lone-surrogate pre-check equals the lookaround regex it
 replaced (which took 0.7 s on a 27 MB manifest), and lone surrogates are still refused."""
 
 from __future__ import annotations
@@ -6,14 +6,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from doc_index.foundation.strict_json import (
     lone_surrogate_escape,
     parse_json,
     parse_json_object_streaming,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # The regex the project used before: the reference the fast check must equal.
 REFERENCE = re.compile(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, build, run_cli, write_tree
+from doc_index.foundation.errors import UsageError
 from doc_index.search import tools
 from doc_index.search.warm_caches import (
     DEFAULT_MEMORY_MB,
@@ -21,8 +22,6 @@ from doc_index.search.warm_caches import (
 )
 from doc_index.server import spec_tools
 from mcp_support import RawServer, context_cli, initialize, result_text, server_argv, tool_call
-
-from doc_index.foundation.errors import UsageError
 
 QUERIES = [("install the plugin", 2000), ("configure parser hooks", 500), ("release", 8000)]
 NAMES = ("alpha", "beta", "gamma")

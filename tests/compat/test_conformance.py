@@ -22,10 +22,9 @@ from compat_support import (
     query,
     run_context,
 )
+from doc_index.foundation.errors import SPEC_MESSAGES, spec_json
 from doc_index.server import spec_tools as tools
 from mcp_support import GOLDENS
-
-from doc_index.foundation.errors import SPEC_MESSAGES, spec_json
 
 FIXTURE_CACHES = ["minimal", "realistic", "tie_break", "future_version"]
 QUERY_NAMES = sorted(path.stem for path in QUERIES.glob("*.json"))

@@ -19,11 +19,10 @@ from compat_support import (
     copy_cache,
     run_context,
 )
+from doc_index.foundation.errors import ContextError
 from doc_index.search import tools as search_tools
 from doc_index.server import spec_tools as tools
 from doc_index.store.v0_build import build_v0_cache, compute_cache_version
-
-from doc_index.foundation.errors import ContextError
 
 CREATED_AT = re.compile(rb'"created_at": "[^"]*"')
 RFC3339_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")

@@ -9,6 +9,8 @@ from fractions import Fraction
 
 import pytest
 from compat_support import CACHES
+from doc_index.foundation.errors import ContextError
+from doc_index.render.spec_json import render_v0 as render
 from doc_index.search.v0_selection import (
     F32,
     WHITE_SPACE,
@@ -21,9 +23,6 @@ from doc_index.server import spec_tools as tools
 from doc_index.store.v0_cache import V0Document
 from hypothesis import given
 from hypothesis import strategies as st
-
-from doc_index.foundation.errors import ContextError
-from doc_index.render.spec_json import render_v0 as render
 
 
 def ratio(matches: int, words: int) -> float:

@@ -30,37 +30,33 @@ import re
 import secrets
 import shutil
 import subprocess
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from ...foundation.errors import BadSource, GitSourceError, UsageError
-from ...foundation.redact import redact  # every message that may quote a URL
-from ...foundation.safe_paths import path_problem
-from ...indexer.formats import is_doc_path, is_txt_path
-from ..index_store import BuildReport, IndexStore, Progress, warm_worker
-from ..lock import BuildLock
-from ..manifest import MANIFEST_NAME
-from .directory import tell
+from ..foundation.errors import BadSource, GitSourceError
+from ..foundation.file_lock import BuildLock
+from ..foundation.redact import redact  # every message that may quote a URL
+from ..foundation.safe_paths import path_problem
+from ..indexer.formats import is_doc_path, is_txt_path
 from .doc_config import MAX_CONFIG_BYTES
 from .docs_folder import (
     ALL,
     DOCS,
     SUBDIR,
     Selection,
-    check_subdir,
     choose,
     classify,
     is_config_name,
 )
 from .git_run import FETCH_OPTIONS, read_batch_blob, run_git, start_git
 from .identity import Source, git_source, place_of, remote_names
-from .walk import DEFAULT_MAX_BYTES, SKIPPED_DIRS, Scan, SourceFile, nothing_to_index
+from .snapshot import Scan, SourceFile
+from .walk import DEFAULT_MAX_BYTES, SKIPPED_DIRS
 
 if TYPE_CHECKING:
-    from ..expansion import ExpandConfig
+    from .expansion import ExpandConfig
 
 HEAD_REF = "refs/doc-index/HEAD"  # where the remote's HEAD is fetched to
 WANTED_REF = "refs/doc-index/wanted"  # a --ref fetched by name (refs/pull/1/head, a SHA)
@@ -662,7 +658,7 @@ def tree_expansion(fetched: Fetched, remote: Remote, scan: Scan,
                    max_bytes: int) -> ExpandConfig:
     """How a commit's pages are expanded: from the blobs of its whole tree (modules and
     included files live beside the docs), fetched on first use in a partial clone."""
-    from ..expansion import GitTreeReader, configure
+    from .expansion import GitTreeReader, configure
 
     env = _network_env(fetched.clone, remote) if scan.missing else {}
     reader = GitTreeReader(str(fetched.clone), scan.tree, scan.missing, env, max_bytes)
@@ -714,98 +710,8 @@ _URL_PREFIXES = ("http://", "https://", "ssh://", "git://", "file://", "git@")
 _SCP_PREFIX = re.compile(r"^[\w.-]+@[\w.-]+:")
 
 
-def build_from_git(
-    store: IndexStore, source: str, *, name: str | None = None, ref: str | None = None,
-    full: bool = False, replace: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
-    progress: Progress | None = None, subdir: str | None = None, everything: bool = False,
-) -> BuildReport:
-    """Build or update the cache of a git source (``<owner>-<name>``, ``@<ref>`` for a
-    ``ref``, ``-<subdir>``/``-all`` for another selection, or exactly ``name``); re-running
-    it is the incremental reindex (fetch, resolve, parse only blobs the cache does not
-    have). By default its documentation is indexed (``doc_selection``); ``subdir`` (or the
-    URL's ``#P``) one folder, ``everything`` every file. ``replace``: a cache of that name
-    built from another source is replaced, not refused (``source_identity``)."""
-    source, folder, origin = _selection_args(source, subdir)
-    scope = SUBDIR if folder is not None else ALL if everything else DOCS
-    remote = parse_remote(source)
-    identity = remote_source(remote, ref, scope, folder)
-    key = identity.cache_key(name)
-    # An incremental build's worker forks now and imports the parsers while git fetches;
-    # a first or full build's pool forks later, after a thread (no fork while it runs)
-    # has imported them in this process meanwhile.
-    with warm_worker(store, key, full) as warm:
-        warming = threading.Thread(target=_prepare_parsers, daemon=True)
-        if full or not _has_cache(store, key):
-            warming.start()
-        try:
-            with open_clone(remote, ref) as fetched:
-                blobs = BlobReader(fetched.clone)
-                scan: Scan | None = None
-                try:
-                    scan = scan_commit(fetched.clone, fetched.commit, blobs, max_bytes,
-                                       mode=scope, subdir=folder, subdir_from=origin,
-                                       fetch=lambda shas: fetch_blobs(fetched, remote, shas))
-                    scan.notes += fetched.notes
-                    if not scan.files:
-                        raise nothing_to_index(f"{remote.display} at {fetched.commit[:12]}",
-                                               scan)
-                    scan.expand = tree_expansion(fetched, remote, scan, max_bytes)
-                    if warming.is_alive():
-                        warming.join()
-                    report = store.update_index(key, remote.owner, remote.name, scan,
-                                                full=full, progress=progress, warm=warm,
-                                                source=identity, replace=replace)
-                finally:
-                    blobs.close()
-                    if scan is not None and scan.expand is not None:
-                        scan.expand.reader.close()
-        finally:
-            if warming.is_alive():
-                warming.join()
-    assert scan is not None
-    return tell(report, scan)
-
-
-def _has_cache(store: IndexStore, key: str) -> bool:
-    try:
-        return (store.cache_dir(key) / MANIFEST_NAME).is_file()
-    except (UsageError, OSError):
-        return False
-
-
-def _prepare_parsers() -> None:
-    """Import and set up both parsers (a full build's pool forks after them: Sphinx's
-    first build spent 0.16 s on this after the fetch). A failure here is the parse's to
-    report, later, in its own place."""
-    try:
-        from ...indexer.document import index_file  # noqa: F401 (imported for the workers)
-        from ...indexer.markdown import _block_parser, _inline_parser
-        from ...indexer.rst_structure import parser
-        from ..parse_cache import indexer_salt
-
-        indexer_salt()
-        parser()
-        _block_parser()
-        _inline_parser()
-    except Exception:  # noqa: BLE001, S110
-        pass
-
-
-def _selection_args(source: str, subdir: str | None) -> tuple[str, str | None, str]:
-    """(URL, checked folder or None, what chose the folder) from the source and
-    ``--subdir``; a UsageError when the URL's ``#P`` and ``--subdir`` disagree."""
-    url, fragment = split_subdir(source)
-    if fragment is None:
-        return url, None if subdir is None else check_subdir(subdir), "--subdir"
-    folder = check_subdir(fragment)
-    if subdir is not None and check_subdir(subdir) != folder:
-        raise UsageError(f"the URL names the folder {folder!r} (#{fragment}) and --subdir "
-                         f"{subdir!r}: give one")
-    return url, folder, f"#{fragment} in the URL"
-
-
 __all__ = [
-    "BlobReader", "Fetched", "GitSourceError", "Remote", "build_from_git", "clone_area",
+    "BlobReader", "Fetched", "GitSourceError", "Remote", "clone_area",
     "fetch_blobs", "fetch_error", "fetch_ref", "parse_remote", "redact", "remote_source",
     "scan_commit", "split_subdir",
 ]

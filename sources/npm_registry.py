@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote, urljoin, urlsplit
 
-from ...foundation.errors import BadSource, PackageError
+from ..foundation.errors import BadSource, PackageError
 from .package_fetch import (
     MAX_PAGE_BYTES,
     Artifact,

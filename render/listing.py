@@ -17,7 +17,7 @@ from typing import Any
 from ..foundation.printable import printable
 from ..meaning_status import MeaningStatus
 from ..search.cache_details import NATIVE, V0, CacheDetails
-from ..store.sources.identity import PACKAGE_KINDS, shown_source
+from ..sources.identity import PACKAGE_KINDS, shown_source
 
 _COLUMNS = ("NAME", "SOURCE", "REF", "COMMIT", "SECTIONS", "TOKENS", "SIZE", "AGE")
 _RIGHT = {"SECTIONS", "TOKENS", "SIZE"}

@@ -1,4 +1,4 @@
-"""``python -m doc_index.demo ROOT CACHE QUERY BUDGET``: a resolve answer, for people.
+"""``python -m doc_index.cli.demo ROOT CACHE QUERY BUDGET``: a resolve answer, for people.
 
 Prints what ``doc-index resolve`` returns as a short table (id, score, tokens, first
 line), then the exact JSON bytes' size: the demo's view of what an agent receives.
@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import sys
 
-from .foundation.printable import printable
-from .library import DocIndex
-from .render.spec_json import answer_text
+from ..foundation.printable import printable
+from ..library import DocIndex
+from ..render.spec_json import answer_text
 
 
 def main(argv: list[str]) -> int:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..foundation.printable import printable
+from ..sources.docs_folder import kinds_line
 from ..store.index_store import BuildReport
-from ..store.sources.docs_folder import kinds_line
 
 SHOWN_SKIPPED = 20
 

@@ -46,9 +46,9 @@ import zlib
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ...foundation.errors import ArchiveError, BadSource
-from ...foundation.safe_paths import path_problem
-from ...indexer.formats import is_doc_path
+from ..foundation.errors import ArchiveError, BadSource
+from ..foundation.safe_paths import path_problem
+from ..indexer.formats import is_doc_path
 
 
 class ArchiveLimits(NamedTuple):

@@ -35,13 +35,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ...foundation.errors import DocIndexError, UsageError, exit_code_of
-from ...foundation.printable import printable
-from ..index_store import IndexStore
-from ..sync_records import made_for, pinned_by_projects, write_record
-from .identity import PACKAGE_KINDS, docs_note
-from .index_choice import Choice, IndexChoice, rebuild_reason
-from .package import PackageSpec
+from .foundation.errors import DocIndexError, UsageError, exit_code_of
+from .foundation.printable import printable
+from .sources.identity import PACKAGE_KINDS, docs_note
+from .sources.index_choice import Choice, IndexChoice, rebuild_reason
+from .sources.package import PackageSpec
+from .store.index_store import IndexStore
+from .store.sync_records import made_for, pinned_by_projects, write_record
 
 KEEP, BUILD, PRUNE, REFUSE = "keep", "build", "prune", "refuse"
 # (done, total, the cache being worked on): a door draws progress with it
@@ -104,7 +104,7 @@ def plan_sync(store: IndexStore, project: Path, *, prune: bool = False,
               ) -> tuple[SyncReport, list[_Pinned]]:
     """The plan (nothing fetched, nothing written): keep / build / refuse per pin, prune
     per cache no project pins any more."""
-    from .lockfiles import read_project_pins
+    from .sources.lockfiles import read_project_pins
 
     pins = read_project_pins(project, all_locked=all_locked)
     if not pins.files and pins.warnings:  # lockfiles there, each refused (a FIFO, a link out)
@@ -136,7 +136,7 @@ def plan_sync(store: IndexStore, project: Path, *, prune: bool = False,
 
 
 def _pinned(pin: Any, choices: IndexChoice) -> _Pinned:
-    from .package import parse_spec
+    from .sources.package import parse_spec
 
     sep = "==" if pin.ecosystem == "pypi" else "@"
     text = f"{pin.ecosystem}:{pin.name}{sep}{pin.version}"
@@ -231,8 +231,8 @@ def _do(store: IndexStore, project: Path, item: SyncItem, entry: _Pinned | None,
             store.delete_index(item.key)
             return item._replace(outcome="pruned")
         assert entry is not None and entry.choice is not None
-        from .package import build_from_package
-        from .walk import DEFAULT_MAX_BYTES
+        from .build import build_from_package
+        from .sources.walk import DEFAULT_MAX_BYTES
 
         report = build_from_package(store, item.spec, config=entry.choice.config,
                                     hashes=entry.pin.hashes,

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
-from ...foundation.errors import DocIndexError
-from ...foundation.printable import printable
+from ..foundation.errors import DocIndexError
+from ..foundation.printable import printable
 from .package_fetch import digest_from_hex, digests_from_sri, shown, split_credentials
 
 if sys.version_info >= (3, 11):

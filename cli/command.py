@@ -16,14 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from . import __version__
-from .foundation.errors import EXIT_USAGE, UsageError
-from .foundation.printable import printable
-from .mcp_config import CLIENTS
-from .search.results import READ_SCOPES
+from .. import __version__
+from ..foundation.errors import EXIT_USAGE, UsageError
+from ..foundation.printable import printable
+from ..mcp_config import CLIENTS
+from ..search.results import READ_SCOPES
 
 if TYPE_CHECKING:
-    from .library import DocIndex
+    from ..library import DocIndex
 
 
 class _Parser(argparse.ArgumentParser):
@@ -195,8 +195,8 @@ def _navigation_commands(command: Command) -> None:
 
 def _navigate(index: DocIndex, args: argparse.Namespace) -> str:
     """The stdout text of outline and read: the bytes the MCP tools send."""
-    from .search.budget import parse_budget
-    from .search.navigation import outline_text, reading_text
+    from ..search.budget import parse_budget
+    from ..search.navigation import outline_text, reading_text
 
     cache = index.cache(args.name)
     budget = parse_budget(args.budget)
@@ -254,8 +254,8 @@ def _naming_options(parser: argparse.ArgumentParser, *, hook: bool = False) -> N
 def _file_bytes(text: str) -> int:
     """``--max-file-bytes``: an integer the build accepts (``any_source.check_max_bytes``),
     else a usage error."""
-    from .foundation.errors import UsageError
-    from .store.sources.choose import check_max_bytes
+    from ..build import check_max_bytes
+    from ..foundation.errors import UsageError
 
     try:
         return check_max_bytes(int(text))
@@ -267,7 +267,7 @@ def _file_bytes(text: str) -> int:
 
 def run() -> NoReturn:
     """The ``doc-index`` console script: ``main``, then a fast exit (``fast_exit``)."""
-    from .fast_exit import exit_now
+    from ..foundation.fast_exit import exit_now
 
     exit_now(main())
 
@@ -286,15 +286,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args)
     except (Exception, KeyboardInterrupt) as exc:  # the last line of defence: a fact
-        from .foundation.errors import exit_code_of
-        from .render.messages import for_people
+        from ..foundation.errors import exit_code_of
+        from ..render.messages import for_people
 
         print(f"error: {for_people(exc, args)}", file=sys.stderr)
         return exit_code_of(exc)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .library import DocIndex
+    from ..library import DocIndex
 
     if args.command == "hook" and args.action == "uninstall":  # (no root: none is read)
         return _lines(DocIndex().uninstall_hooks(args.repo))
@@ -317,8 +317,11 @@ def _run(args: argparse.Namespace) -> int:
     if command == "serve":
         if args.token_file is not None and args.http is None:
             raise UsageError("--token-file is for --http: stdio needs no token")
-        return index.serve(tool_names=args.tool_names, http=args.http,
-                           token_file=args.token_file)
+        # lazy: the SDK server loads for ``serve`` only (tests/test_import_rules.py)
+        from ..server.mcp_server import run as run_server
+
+        return run_server(index.root, tool_names=args.tool_names, model=index.model,
+                          http=args.http, token_file=args.token_file)
     if command == "hook":
         return _lines(index.install_hooks(args.repo, name=args.name, subdir=args.subdir))
     if command == "delete":
@@ -350,7 +353,7 @@ def _model_dir(given: str | None) -> Path | None:
     """``--model DIR``: a folder holding a model file (ModelError naming it otherwise)."""
     if given is None:
         return None
-    from .embedding.model import find_model
+    from ..embedding.model import find_model
 
     folder = Path(given)
     find_model(folder)
@@ -360,8 +363,8 @@ def _model_dir(given: str | None) -> Path | None:
 def _fetch_model(index: DocIndex, args: argparse.Namespace) -> int:
     """``doc-index model fetch``: what is fetched from where, a progress line on a
     terminal, then the file's path."""
-    from .embedding import fetch
-    from .embedding.model import user_model_dir
+    from ..embedding import fetch
+    from ..embedding.model import user_model_dir
 
     dest = Path(args.dest) if args.dest is not None else user_model_dir()
     url = args.url or fetch.URL
@@ -391,7 +394,7 @@ def _lines(lines: list[str]) -> int:
 
 def _list_or_inspect(index: DocIndex, args: argparse.Namespace) -> str:
     """The stdout text of list or inspect."""
-    from .render import listing
+    from ..render import listing
 
     if args.command == "list":
         caches = [cache.info() for cache in index.caches()]
@@ -407,7 +410,7 @@ def _list_or_inspect(index: DocIndex, args: argparse.Namespace) -> str:
 
 def _resolve(index: DocIndex, args: argparse.Namespace) -> str:
     """The stdout text of resolve (the cache is named first, then the budget checked)."""
-    from .search.budget import parse_budget
+    from ..search.budget import parse_budget
 
     cache = index.cache(args.name)
     answer = cache.resolve(args.query, parse_budget(args.budget))
@@ -420,10 +423,10 @@ def _resolve(index: DocIndex, args: argparse.Namespace) -> str:
               f"({selection['documents_excluded_by_budget']} matched): ask again with "
               f"--budget {max(2000, 2 * selection['budget'])}", file=sys.stderr)
     if args.format == "text":
-        from .render.answer_text import answer_text
+        from ..render.answer_text import answer_text
 
         return answer_text(answer)
-    from .render.spec_json import answer_text as json_text
+    from ..render.spec_json import answer_text as json_text
 
     return json_text(answer, pretty=args.format == "pretty")
 
@@ -431,7 +434,7 @@ def _resolve(index: DocIndex, args: argparse.Namespace) -> str:
 def _root(given: str | None) -> Path:
     """``--root`` (UsageError when empty), else the default root; on the default root, the
     note about caches an earlier doc-index left in ``~/.doc-index`` (``store.roots``)."""
-    from .store import roots
+    from ..store import roots
 
     if given is not None:
         return roots.checked_root(given)

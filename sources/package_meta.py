@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ...foundation.errors import PackageError
+from ..foundation.errors import PackageError
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from .render.sync_report import sync_lines
+from ..render.sync_report import sync_lines
 
 if TYPE_CHECKING:
-    from .library import DocIndex
+    from ..library import DocIndex
 
 
 def run_sync(index: DocIndex, project: str, *, dry_run: bool, prune: bool,

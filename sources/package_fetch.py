@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from ...foundation.errors import NotFound, PackageError
-from ...foundation.redact import redact
+from ..foundation.errors import NotFound, PackageError
+from ..foundation.redact import redact
 
 DEFAULT_TIMEOUT = 30.0  # seconds one socket operation may wait
 DEFAULT_DEADLINE = 600.0  # seconds one whole transfer may take

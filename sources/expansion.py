@@ -204,7 +204,7 @@ class GitTreeReader:
         """Fetch the missing blob of ``path`` with those of its folder's files of the same
         kind (a package's modules; at most ``MAX_FETCHED_SIBLINGS``) in one request;
         quietly nothing when that fails (the file is then not found)."""
-        from .sources.git_run import FETCH_OPTIONS, run_git
+        from .git_run import FETCH_OPTIONS, run_git
 
         if self._by_folder is None:
             self._by_folder = {}
@@ -226,7 +226,7 @@ class GitTreeReader:
         self.missing -= set(wanted)
 
     def _cat(self, sha: str) -> bytes | None:
-        from .sources.git_run import read_batch_blob, start_git
+        from .git_run import read_batch_blob, start_git
 
         if self._proc is None or self._pid != os.getpid():
             self._proc = start_git(["cat-file", "--batch"], git_dir=self.clone,
@@ -497,8 +497,8 @@ def directory_config(directory: str, max_bytes: int, folders: Iterable[str] = ()
     """The expansion of a local folder's build: in a git work tree, reading the files git
     lists anywhere in it (modules and included files often live beside the docs folder,
     in ``src/``); elsewhere, the folder itself."""
-    from .sources.git_run import run_git
-    from .sources.walk import SKIPPED_DIRS, _ignored_by_git
+    from .git_run import run_git
+    from .walk import SKIPPED_DIRS, _ignored_by_git
 
     top = None
     try:

@@ -48,9 +48,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from ...foundation.errors import OtherSource, UsageError
-from ...foundation.safe_paths import MAX_COMPONENT_BYTES
-from ..cache_names import name_problem
+from ..foundation.cache_names import name_problem
+from ..foundation.errors import UsageError
+from ..foundation.safe_paths import MAX_COMPONENT_BYTES
 from .git_run import start_git, wait_git
 
 # How a build chooses the files of its source (``doc_selection``'s modes).
@@ -195,6 +195,9 @@ class Source(NamedTuple):
 
     def shown(self) -> str:
         return shown_source(self.record(""), with_commit=False) or ""
+
+    def shown_header(self, header: dict[str, Any]) -> str:
+        return header_source_text(header)
 
     def cache_key(self, name: str | None) -> str:
         """The cache's name: ``--name`` as given (``check_name``), else ``key`` if it can
@@ -365,14 +368,7 @@ def _git_lines(cwd: Path, queries: list[tuple[str, ...]]) -> list[str | None]:
 
 
 
-def other_source(key: str, held: str, source: Source) -> OtherSource:
-    """The refusal of a build of ``source`` into cache ``key``, which holds ``held`` (for
-    people: ``header_source_text``, or the kind of a cache that is no doc-index cache)."""
-    return OtherSource(f"cache {key!r} holds {held}, not {source.shown()}: "
-                       "build with --name NAME to keep both, or --replace to replace it")
-
-
 __all__ = ["ALL", "DOCS", "FOLDER", "KINDS", "NOT_REACHED", "NO_DOCS_ANYWHERE",
            "NO_REPOSITORY", "NPM", "PACKAGE_KINDS", "PYPI", "SUBDIR",
-           "OtherSource", "Source", "check_name", "docs_note",
+           "Source", "check_name", "docs_note",
            "directory_source", "git_source", "key_part", "place_of", "shown_source"]

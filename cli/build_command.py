@@ -6,10 +6,10 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from .render.build_summary import summary_lines
+from ..render.build_summary import summary_lines
 
 if TYPE_CHECKING:
-    from .library import DocIndex
+    from ..library import DocIndex
 
 
 def run_build(index: DocIndex, source: str, *, name: str | None = None,

@@ -42,10 +42,9 @@ import re
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ...foundation.errors import PackageError, UsageError
-from ...foundation.printable import printable
-from ...indexer.formats import is_doc_path
-from ..index_store import BuildReport, IndexStore, Progress, warm_worker
+from ..foundation.errors import PackageError, UsageError
+from ..foundation.printable import printable
+from ..indexer.formats import is_doc_path
 from .docs_folder import (
     DOCS,
     Selection,
@@ -63,10 +62,11 @@ from .identity import (
     PYPI,
     Source,
 )
-from .walk import DEFAULT_MAX_BYTES, Scan, SourceFile, nothing_to_index
+from .snapshot import Scan, SourceFile
+from .walk import nothing_to_index
 
 if TYPE_CHECKING:
-    from ..expansion import ExpandConfig
+    from .expansion import ExpandConfig
 
 PREFIXES = {"pypi:": PYPI, "npm:": NPM}
 API_FOLDER = "_api"
@@ -306,7 +306,7 @@ def list_tags(url: str) -> list[str]:
     prompt, the git deadline); GitSourceError with git's cause when it fails."""
     import os
 
-    from ...foundation.errors import GitSourceError
+    from ..foundation.errors import GitSourceError
     from .git import fetch_error, parse_remote
     from .git_run import FETCH_OPTIONS, start_git, wait_git
 
@@ -327,7 +327,7 @@ def repository_part(spec: PackageSpec, files: dict[str, bytes], stack: ExitStack
                     max_bytes: int) -> RepoPart:
     """The repository's docs at the version's tag, its clone held open on ``stack`` while
     the build reads it; any failure (offline, no tag, nothing there) is the line."""
-    from ...foundation.errors import DocIndexError
+    from ..foundation.errors import DocIndexError
     from .package_meta import choose_tag
 
     repo = repository_of(spec, files)
@@ -450,35 +450,37 @@ def package_uses(spec: PackageSpec, files: dict[str, bytes]) -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
-# --- the build -------------------------------------------------------------------------
+# --- what a build of a package reads -----------------------------------------------------
 
 
-def build_from_package(store: IndexStore, source: str, *, name: str | None = None,
-                       full: bool = False, replace: bool = False,
-                       max_bytes: int = DEFAULT_MAX_BYTES, progress: Progress | None = None,
-                       config: Any = None, hashes: tuple[str, ...] = ()) -> BuildReport:
-    """Build or update the cache of a published package (``pypi:NAME==VERSION``,
-    ``npm:NAME@VERSION``), named ``NAME@VERSION`` or exactly ``name``. ``config``: the
+def package_key(spec: PackageSpec, name: str | None) -> str:
+    """The cache's name: ``NAME@VERSION`` or exactly ``name`` (``Source.cache_key``)."""
+    return Source(spec.ecosystem, "", spec.version, spec.ecosystem, spec.name,
+                  spec.key).cache_key(name)
+
+
+def read_package(spec: PackageSpec, *, config: Any = None,
+                 hashes: tuple[str, ...] = ()) -> tuple[Downloaded, Any]:
+    """The package's verified archive and its contents, read in memory. ``config``: the
     installer configuration to fetch with (None: the user's own; never a file of the
     current folder); ``hashes``: a lockfile's (``sync``)."""
-    spec = parse_spec(source)
-    key = Source(spec.ecosystem, "", spec.version, spec.ecosystem, spec.name,
-                 spec.key).cache_key(name)
     got = fetch_archive(spec, config=config, hashes=hashes)
     from .archives import DEFAULT_LIMITS, kept_limit_bytes, read_archive
 
     contents = read_archive(got.data, got.artifact.filename,
                             limits=DEFAULT_LIMITS._replace(max_kept_bytes=kept_limit_bytes()))
-    with ExitStack() as stack, warm_worker(store, key, full) as warm:
-        scan, details, about = _package_scan(spec, got, contents, stack, max_bytes)
-        identity = Source(spec.ecosystem, details["index"], spec.version, spec.ecosystem,
-                          spec.name, key, FOLDER, None, details)
-        report = store.update_index(key, spec.ecosystem, spec.name, scan, full=full,
-                                    progress=progress, warm=warm, source=identity,
-                                    replace=replace)
-    report.about = about
-    report.kinds = dict(scan.kinds)
-    return report
+    return got, contents
+
+
+def package_snapshot(spec: PackageSpec, key: str, got: Downloaded, contents: Any,
+                     stack: ExitStack, max_bytes: int) -> tuple[Scan, Source, list[str]]:
+    """What the store builds a package's cache from: the scan of its parts, its source
+    (identity and record) and the summary's lines about it; a repository clone it reads
+    stays open in ``stack``."""
+    scan, details, about = _package_scan(spec, got, contents, stack, max_bytes)
+    identity = Source(spec.ecosystem, details["index"], spec.version, spec.ecosystem,
+                      spec.name, key, FOLDER, None, details)
+    return scan, identity, about
 
 
 def _package_scan(spec: PackageSpec, got: Downloaded, contents: Any, stack: ExitStack,
@@ -567,7 +569,7 @@ def _package_expansion(files: dict[str, bytes], max_bytes: int,
     """How the archive's pages expand: its docs tool's forms (read as data), and the
     ``_api`` pages' ``:::`` blocks (mkdocstrings' form) whatever the docs tool is; modules
     and included files are read from the archive itself."""
-    from ..expansion import MemoryReader, configure
+    from .expansion import MemoryReader, configure
 
     config = configure(MemoryReader(files, max_bytes), "", [f for f in folders if f])
     return config._replace(markdown_autodoc=True)
@@ -617,5 +619,5 @@ def _few(paths: list[str]) -> str:
 
 
 __all__ = ["API_FOLDER", "PackageSpec", "api_modules", "api_pages", "archive_docs",
-           "build_from_package", "fetch_archive", "import_packages", "is_package_spec",
-           "parse_spec"]
+           "fetch_archive", "import_packages", "is_package_spec", "package_key",
+           "package_snapshot", "parse_spec", "read_package"]

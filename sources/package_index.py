@@ -48,7 +48,7 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ...foundation.errors import BadSource, PackageError
+from ..foundation.errors import BadSource, PackageError
 from .package_fetch import (
     MAX_SIMPLE_PAGE_BYTES,
     Artifact,

@@ -49,9 +49,9 @@ import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from ...foundation.errors import UsageError
-from ...foundation.safe_paths import path_problem
-from ...indexer.formats import is_doc_path, is_txt_path, other_doc_kind
+from ..foundation.errors import UsageError
+from ..foundation.safe_paths import path_problem
+from ..indexer.formats import is_doc_path, is_txt_path, other_doc_kind
 from .doc_config import mdbook_src, mkdocs_docs_dir, txt_is_rst
 from .identity import ALL, DOCS, FOLDER, SUBDIR
 

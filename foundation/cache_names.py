@@ -9,6 +9,11 @@ with the problem (the store ``InvalidCacheKey``, readers ``cache_missing``).
 
 from __future__ import annotations
 
+# A cache's two files that make it one (store.manifest): a walk of a source never enters a
+# directory holding both (sources.walk).
+MANIFEST_NAME = "manifest.json"
+SEARCH_INDEX_NAME = "search.idx"
+
 # The store's staging area and build locks under a cache root (store.commit): never a cache.
 STAGING_DIR = ".doc-index-tmp"
 

@@ -5,8 +5,8 @@ end."""
 from __future__ import annotations
 
 from ..foundation.printable import printable
-from ..store.sources.identity import NOT_REACHED
-from ..store.sources.package_sync import SyncReport
+from ..sources.identity import NOT_REACHED
+from ..sync import SyncReport
 
 
 def sync_lines(report: SyncReport) -> list[str]:

@@ -52,7 +52,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ...foundation.errors import GitTimeout, UsageError
+from ..foundation.errors import GitTimeout, UsageError
 
 # The user's own choice of ssh program, kept: everything else named GIT_* is dropped.
 _KEPT_GIT_ENV = frozenset({"GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT"})

@@ -18,20 +18,20 @@ import subprocess
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from ...foundation.errors import NothingToIndex
-from ...foundation.printable import printable
-from ...foundation.safe_paths import path_problem
-from ...indexer.formats import is_doc_path, other_doc_kind
-from ..cache_names import STAGING_DIR
-from ..manifest import MANIFEST_NAME, SEARCH_INDEX_NAME
+from ..foundation.cache_names import MANIFEST_NAME, SEARCH_INDEX_NAME, STAGING_DIR
+from ..foundation.errors import NothingToIndex
+from ..foundation.printable import printable
+from ..foundation.safe_paths import path_problem
+from ..indexer.formats import is_doc_path, other_doc_kind
 from .doc_config import MAX_CONFIG_BYTES
 from .docs_folder import FOLDER, Selection, choose, classify, is_config_name, kinds_line
 from .git_run import start_git, wait_git
+from .snapshot import Scan, SourceFile
 
 if TYPE_CHECKING:
-    from ..expansion import ExpandConfig
+    pass
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
@@ -50,64 +50,6 @@ CACHE_FILES = frozenset({MANIFEST_NAME, SEARCH_INDEX_NAME})
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # a FIFO opens without blocking
-
-
-# The build path's records are NamedTuples and plain classes, not dataclasses: what a
-# build may import is stated by tests/test_import_rules.py.
-
-
-class SourceFile(NamedTuple):
-    """One documentation file of a source: ``read()`` gives its bytes; ``digest`` is the
-    content hash recorded in ``file_hashes`` (sha256 of the bytes for a directory)."""
-
-    path: str
-    digest: str
-    size: int
-    read: Callable[[], bytes]
-
-
-class Scan:
-    """What a source holds: its doc files (sorted by path), what it skipped and why, and
-    the commit it was read at ("" for a plain directory); ``kinds`` counts the skipped
-    documentation-like files by kind (``.txt``, ``.adoc``), ``selection`` is what the
-    scan chose (``doc_selection``), ``notes`` lines about the source for the summary."""
-
-    def __init__(self, files: list[SourceFile] | None = None,
-                 skipped: list[tuple[str, str]] | None = None, commit_hash: str = "") -> None:
-        self.files: list[SourceFile] = files if files is not None else []
-        self.skipped: list[tuple[str, str]] = skipped if skipped is not None else []
-        self.commit_hash = commit_hash
-        self.kinds: dict[str, int] = {}
-        self.selection: Selection | None = None
-        self.notes: list[str] = []
-        # Any file of the source by relative path (None: not there), for the steps that
-        # read more than the files indexed (autodoc's modules): a package's archive.
-        self.source_reader: Callable[[str], bytes | None] | None = None
-        self.expand: ExpandConfig | None = None  # how its pages are expanded
-        self.tree: dict[str, str] = {}  # a commit's files: path -> blob SHA (git sources)
-        self.missing: frozenset[str] = frozenset()  # blobs a partial clone lacks
-
-    def expansion_key(self) -> str | None:
-        """How its pages expand, as the manifest records it (None: not expanded)."""
-        if self.expand is None:
-            return None
-        from ..expansion import fingerprint
-
-        return fingerprint(self.expand)
-
-    def dependency_state(self) -> Callable[[str], str | None]:
-        """A page dependency's hash now (source-relative path; None: not there)."""
-        if self.expand is None:
-            return lambda path: None
-        from ..expansion import state_function
-
-        return state_function(self.expand)
-
-    def count_kind(self, kind: str) -> None:
-        self.kinds[kind] = self.kinds.get(kind, 0) + 1
-
-
-
 
 
 def nothing_to_index(where: str, scan: Scan) -> NothingToIndex:
@@ -204,7 +146,7 @@ def scan_directory(root: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     scan.files = _selected_files(tree, checked, selection, scan, max_bytes)
     scan.skipped.sort()
     if scan.files:  # how its pages are expanded (includes, autodoc: ``store.expansion``)
-        from ..expansion import directory_config
+        from .expansion import directory_config
 
         folders = [f for f in selection.folders if f]
         scan.expand = directory_config(os.fspath(root), max_bytes, folders)
