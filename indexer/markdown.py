@@ -72,8 +72,8 @@ def inline_parser() -> MarkdownIt:
 
 def warm_parsers() -> None:
     """Set up both parsers now (a build does, before forking its parse workers)."""
-    _block_parser()
-    _inline_parser()
+    block_parser()
+    inline_parser()
 
 
 def _plain_inline(tokens: list[Token]) -> str:

@@ -26,7 +26,7 @@ drops the work whose result nothing reads:
 - nested state machines make their states when first used (docutils makes all 15 for each
   list, directive run or block quote it parses: a third of the parse).
 
-``tests/test_rst_fast.py`` checks the sections against docutils' full parse.
+``tests/test_rst_sections.py`` checks the sections against docutils' full parse.
 """
 
 from __future__ import annotations

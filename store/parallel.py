@@ -29,7 +29,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ..indexer.formats import is_rst_path
 from ..indexer.model import ParsedFile
 
 if TYPE_CHECKING:
@@ -464,6 +463,7 @@ class WarmWorker:
 def _warm_markdown() -> None:
     # lazy: the parsers load only where a file is parsed
     from ..indexer.document import index_file  # noqa: F401 (imported for what follows)
+
     # lazy: the parsers load only where a file is parsed
     from ..indexer.formats import FALLBACK
 
@@ -522,6 +522,7 @@ def _warm_parsers(jobs: list[Job]) -> None:
     inherit them (not the other one: tens of milliseconds before any parse starts)."""
     # lazy: the parsers load only where a file is parsed
     from ..indexer.document import index_file  # noqa: F401 (imported for the workers)
+
     # lazy: the parsers load only where a file is parsed
     from ..indexer.formats import FORMATS, format_of
 

@@ -19,11 +19,11 @@ from doc_index.foundation.errors import (
     IoError,
     UsageError,
 )
+from doc_index.render import listing
+from doc_index.render import spec_json as jsonout
 from doc_index.search.results import Answer
 
 import doc_index
-from doc_index.render import listing
-from doc_index.render import spec_json as jsonout
 
 KEY = "local-mdkit-docs"
 QUERY = "my request times out, how do I retry it?"

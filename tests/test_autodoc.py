@@ -1,4 +1,4 @@
-"""Issue 24 pre-work: autodoc and mkdocstrings directives: found, resolved, ordered."""
+"""Autodoc and mkdocstrings directives: found, resolved, ordered."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 24 pre-work: fixture pages expanded as their renderer shows them (includes
+"""Fixture pages expanded as their renderer shows them (includes
 inlined, autodoc documented from the source read with ``ast``), byte for byte, with the
 span map, the dependencies and the notes; the source is never run, never left."""
 

@@ -270,8 +270,8 @@ def test_30_mb_file_with_a_raised_cap(tmp_path: Path) -> None:
     print(f"30 MB file: {seconds:.1f} s CPU, peak RSS {peak_mb:.0f} MB")
     assert seconds < 300 and peak_mb < 2000
     man = json.loads((tmp_path / "root" / KEY / "manifest.json").read_bytes())
-    # big.md's text past the per-file cap is cut into parts (issue 29; it was merged into
-    # the last kept section, issue 21)
+    # big.md's text past the per-file cap is cut into parts (merged into the last kept
+    # section, it made one section too big for any budget)
     assert man["doc_files"] == ["big.md", "small.md"]
     assert i > MAX_SECTIONS_PER_FILE and man["document_count"] > MAX_SECTIONS_PER_FILE + 1
     assert max(s["tokens"] for s in man["sections"]) < 5000

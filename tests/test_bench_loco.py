@@ -1,4 +1,4 @@
-"""The evaluation sets and leave-one-corpus-out search of the benchmark (issue 14).
+"""The evaluation sets and leave-one-corpus-out search of the benchmark.
 
 ``bench/loco.py`` must tune every numeric field of ``Params`` whatever fields it gains,
 keep only strict improvements (MRR first, then budget-hit) and be deterministic; the

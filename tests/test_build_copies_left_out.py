@@ -1,5 +1,5 @@
-"""A Sphinx build's copy of its sources (``_sources/``) is not indexed beside the sources
-(issue 29, item 9): in a package archive (alembic's sdist ships ``docs/_sources/`` beside
+"""A Sphinx build's copy of its sources (``_sources/``) is not indexed beside the sources:
+in a package archive (alembic's sdist ships ``docs/_sources/`` beside
 ``docs/build/``, its Sphinx source folder), a git work tree or repository that tracks
 ``docs/_build/html/``, and a plain folder; the summary names what was left out. Real
 ``doc-index`` subprocesses, an index on 127.0.0.1, real git repositories."""

@@ -1,4 +1,4 @@
-"""``doc-index`` errors say what to do, ``--root`` goes anywhere, ``mcp-config`` (issue 13),
+"""``doc-index`` errors say what to do, ``--root`` goes anywhere, ``mcp-config``,
 listings escape what a terminal would act on, and the CLI's words are for people.
 
 Every message is checked as the exact bytes a real process prints; the ``context`` CLI

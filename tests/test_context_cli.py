@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import build, write_tree
 from doc_index.foundation.errors import ContextError, spec_message
 from doc_index.server import context_cli
 from doc_index.server import spec_texts as tools
@@ -306,11 +307,17 @@ def test_list_caches_missing_root(
     assert (code, out, err) == (4, b"", b"error: Cache does not exist\n")
 
 
-def test_staging_dir_name_is_the_stores() -> None:
-    from doc_index.search import operations as search_tools
-    from doc_index.store.commit import STAGING_DIR
-
-    assert search_tools.STAGING_DIR == STAGING_DIR
+def test_list_caches_leaves_out_the_stores_staging_area(
+    capfdbinary: pytest.CaptureFixture[bytes], tmp_path: Path
+) -> None:
+    """A build leaves the store's staging area (its locks) in the root: a directory, not a
+    cache, so ``list-caches`` never names it."""
+    root = tmp_path / "root"
+    build(write_tree(tmp_path / "docs", {"a.md": "# A\n\ntext\n"}), root, name="a")
+    folders = [p.name for p in root.iterdir() if p.is_dir()]
+    assert len(folders) == 2 and "local-a" in folders  # the cache and the staging area
+    code, out, err = main(capfdbinary, "list-caches", "--root", root)
+    assert (code, out, err) == (0, b'{"caches":[{"path":"local-a","has_manifest":true}]}\n', b"")
 
 
 # --- build -------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Issue 24 pre-work: docstrings rendered as readable text, linear on any input."""
+"""Docstrings rendered as readable text, linear on any input."""
 
 from __future__ import annotations
 

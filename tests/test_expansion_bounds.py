@@ -1,4 +1,4 @@
-"""What a page's expansion may cost and what its summary says (issue 29, items 5 and 6):
+"""What a page's expansion may cost and what its summary says:
 bounded work per include directive and page, counts that add up, and each autodoc
 directive not found with its own reason. Real ``doc-index build`` subprocesses, measured
 by a launcher (CPU seconds, peak RSS; no wall clock)."""

@@ -1,4 +1,4 @@
-"""Issue 24 in the build: ``doc-index build`` expands pages (includes inlined, autodoc
+"""Includes and autodoc in the build: ``doc-index build`` expands pages (includes inlined, autodoc
 written in from the source read with ``ast``), records where each section's text came
 from, and re-parses a page when a file it includes or documents changes, and only then.
 

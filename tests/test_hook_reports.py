@@ -1,4 +1,4 @@
-"""Issue 20 item 6: a hook whose build fails or would be refused says so in git's output.
+"""A hook whose build fails or would be refused says so in git's output.
 
 Two clones of one repository both default to the same cache name. A real ``git pull``
 in the second prints ONE line on its stderr naming the cause, the fix and the log, and

@@ -1,4 +1,4 @@
-"""Cache identity (issue 13): the manifest records its source, default names come from
+"""Cache identity: the manifest records its source, default names come from
 it, ``--name`` is exact, and a build never silently replaces another source's cache."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import cache_files, manifest, run_cli, v0_cache_from, write_tree
+from doc_index.render import listing
 from doc_index.sources.git import parse_remote, remote_source
 from doc_index.sources.identity import directory_source
 from doc_index.sources.walk import scan_directory
@@ -20,7 +21,6 @@ from doc_index.store.index_store import IndexStore
 from freezegun import freeze_time
 
 import doc_index
-from doc_index.render import listing
 
 # More than a heading and a few words: a one-line stub is never in an answer
 # (search.packing).
@@ -218,7 +218,7 @@ def test_a_work_tree_without_origin_is_named_as_a_plain_folder(env: Path) -> Non
 def test_a_cache_of_an_older_version_is_replaced_only_with_replace(env: Path) -> None:
     """A manifest without ``source`` (written before sources were recorded) says only its
     owner and name, which an untrusted work tree's ``origin`` can claim: no build replaces
-    it without --replace, not even from a work tree named like it (issue 21, finding 7)."""
+    it without --replace, not even from a work tree named like it."""
     remote = bare_remote(env, "pallets", "flask", DOC)
     root = env / "root"
     # pallets-flask as doc-index wrote it before sources were recorded, from the real remote
@@ -245,7 +245,7 @@ def test_a_cache_of_an_older_version_is_replaced_only_with_replace(env: Path) ->
 
 def test_a_damaged_cache_is_replaced_only_with_replace(env: Path) -> None:
     """A manifest whose header cannot be read names no source: a build from a work tree
-    named like the cache does not take it over without --replace (finding 7)."""
+    named like the cache does not take it over without --replace."""
     docs = write_tree(env / "docs", DOC)
     root = env / "root"
     assert cli_build(docs, root, "--name", "pallets-flask").returncode == 0

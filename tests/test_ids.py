@@ -121,15 +121,6 @@ def test_crlf_input_offsets_are_into_normalized_raw(docs: Path, root: Path) -> N
     assert secs[1]["parent"] == "win-one"
 
 
-def test_code_fences_and_html_blocks_hold_no_headings(docs: Path, root: Path) -> None:
-    text = (
-        "# Real\n\n```bash\n# a shell comment\n```\n\n~~~\n# tilde fence\n~~~\n\n"
-        "<div>\n# inside html\n</div>\n\nSetext\n------\n\nbody\n"
-    )
-    secs = sections_of(docs, root, {"a.md": text})
-    assert [(s["title"], s["depth"]) for s in secs] == [("Real", 1), ("Setext", 2)]
-
-
 def test_rst_titles_depth_and_overline(docs: Path, root: Path) -> None:
     text = (
         ".. _top:\n\n=====\nTitle\n=====\n\nIntro.\n\nUsing :func:`pkg.enqueue`\n"

@@ -1,4 +1,4 @@
-"""Issue 24 pre-work: each include form and its selectors, the limits, hostile input."""
+"""Each include form and its selectors, the limits, hostile input."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Where packages come from is the user's choice, never the project's (issue 29, items 1-3):
+"""Where packages come from is the user's choice, never the project's:
 real ``doc-index`` subprocesses against package servers on 127.0.0.1 that record every
 request and its headers (tests/package_servers.py), one of them the "evil" host a hostile
 project names; and a ``git pull`` into a hooked work tree bringing such a project."""
@@ -77,7 +77,7 @@ def tarball(name: str, text: str) -> bytes:
 
 def test_a_project_npmrc_never_chooses_the_registry_or_the_credentials(
         pkg_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
-    """Item 1: the project's ``.npmrc`` names a registry for a scope and a token
+    """The project's ``.npmrc`` names a registry for a scope and a token
     ``${SECRET_VAR}`` for it: nothing goes there, the variable is never expanded; the
     user's own ``~/.npmrc`` (its ``${VAR}`` expanded, as npm does) decides, and its token
     goes to its registry only, not across a redirect to another host."""
@@ -137,7 +137,7 @@ def test_a_project_npmrc_never_chooses_the_registry_or_the_credentials(
 
 def test_a_project_never_chooses_the_python_index(
         pkg_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
-    """Item 2: a uv.lock ``source.registry``, ``--index-url``/``--extra-index-url`` lines
+    """A uv.lock ``source.registry``, ``--index-url``/``--extra-index-url`` lines
     and ``[tool.uv]`` name another index: those pins are refused, one line each, and the
     rest come from the user's index; ``uv.lock``/``[tool.uv]`` do not switch the installer
     whose configuration is read (pip's ``PIP_INDEX_URL`` here; uv's ``UV_INDEX_URL`` names
@@ -206,7 +206,7 @@ def test_a_project_never_chooses_the_python_index(
 
 def test_a_cache_from_another_index_or_archive_is_rebuilt_not_kept(
         pkg_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
-    """Item 3: a hostile ``alpha@1.0.0`` is cached from another index (a build made while
+    """A hostile ``alpha@1.0.0`` is cached from another index (a build made while
     another index was configured; ``sync --trust-project-index`` of a project naming it
     does the same); project B pins that version against the user's index with the genuine
     hash: B's sync rebuilds the cache from the user's index and says why, instead of

@@ -3,7 +3,7 @@ warning or refusal, never a traceback, and nothing is read outside the project.
 
 Each case runs a real ``doc-index sync PROJECT --dry-run`` (reading the lockfiles is all
 a dry run does: no index is asked) under a launcher that measures its CPU seconds and
-peak RSS; the limits are generous (60 s, 1 GiB: the issue's bounds), not wall clock.
+peak RSS; the limits are generous (60 s, 1 GiB, far above a healthy run), not wall clock.
 """
 
 from __future__ import annotations

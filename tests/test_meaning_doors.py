@@ -1,4 +1,4 @@
-"""Every door says in one line whether answers use meaning, and why not (issue 30):
+"""Every door says in one line whether answers use meaning, and why not:
 ``mcp-config`` carries the model's folder into the block, so the server a client starts
 from it answers by meaning; ``serve`` says it on stderr, in its instructions and in the
 resolve tool's description; ``resolve`` and ``context resolve`` say it on a terminal

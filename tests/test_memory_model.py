@@ -1,7 +1,7 @@
 """The indexer's memory model (``indexer/limits.py``): what a file can make a parse hold
-grows with its size, never with a product of two things it controls (issue 21).
+grows with its size, never with a product of two things it controls.
 
-Each hostile shape of the issue is parsed at a small size, its peak memory measured with
+Each hostile shape below is parsed at a small size, its peak memory measured with
 tracemalloc and held to a bound per input byte (generous: a few times what it takes now,
 far below what it took before).
 """
@@ -34,7 +34,7 @@ def peak_of(parse: Callable[[], ParsedFile]) -> tuple[ParsedFile, int]:
 
 
 def title_over_sections(words: int, sections: int) -> bytes:
-    """Finding 1: one heading of ``words`` distinct words over ``sections`` subsections."""
+    """One heading of ``words`` distinct words over ``sections`` subsections."""
     head = "# " + " ".join(f"w{i}" for i in range(words)) + "\n\n"
     return (head + "".join(f"## s{i}\n\nx\n\n" for i in range(sections))).encode()
 
@@ -93,7 +93,7 @@ def test_a_file_past_the_worker_limit_is_skipped_and_the_build_goes_on(
         assert "big.md" in manifest(root / "m")["doc_files"]
 
 
-# --- finding 2: flat and deep input ---------------------------------------------------
+# --- flat and deep input ------------------------------------------------------------
 
 SHAPES = {
     # file, text, bound on the peak in bytes per input byte (measured at 150 KB: now,
@@ -126,7 +126,7 @@ def test_flat_and_deep_input_costs_a_bounded_multiple_of_its_size(
     assert peak < bound * len(data), f"{peak / len(data):.0f} bytes per input byte"
 
 
-# --- finding 6: what a capped file leaves for every resolve -----------------------------
+# --- what a capped file leaves for every resolve -----------------------------
 
 def test_a_section_keeps_its_first_words_only() -> None:
     """A section of 45,000 distinct words (the 5,000th section of a capped file held the

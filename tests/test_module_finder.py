@@ -1,4 +1,4 @@
-"""Issue 24 pre-work: modules found as Sphinx would, from conf.py read as data."""
+"""Modules found as Sphinx would, from conf.py read as data."""
 
 from __future__ import annotations
 

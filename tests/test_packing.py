@@ -1,5 +1,5 @@
-"""Budget packing of native answers (issue 13 "the budget bounds what the agent receives",
-issue 14 "Budget packing that keeps the best answer"), the rules of ``search.packing``:
+"""Budget packing of native answers, the rules of ``search.packing``: the budget bounds
+what the agent receives and the packing keeps the best answer:
 the whole answer's charge stays within the budget; an oversized best section comes back
 as a marked excerpt cut at a block boundary; short sections come last; a budget
 too small for anything says how many sections matched; same bytes across builds."""
@@ -96,8 +96,8 @@ def test_tables_of_contents_never_take_budget_and_short_sections_come_last(
 
 
 def test_a_short_section_is_answered_when_it_is_the_only_match(tmp_path: Path) -> None:
-    """issue 20.3: ``# Space Name`` / ``spacenamemarker here`` was dropped as a stub and the
-    answer was empty; a section that is only its heading is still never used."""
+    """``# Space Name`` / ``spacenamemarker here`` is short, not a stub: dropped as one,
+    the answer would be empty; a section that is only its heading is still never used."""
     build(write_tree(tmp_path / "src", {
         "a.md": "# Space Name\n\nspacenamemarker here\n\n# Timeout\n\n## Other\n\nText.\n",
         "api.md": "# Client\n\n## timeout\n\nSeconds to wait.\n",
@@ -213,7 +213,7 @@ def test_excerpts_after_the_first_document_carry_more_than_their_metadata(
 
 
 def test_doc_index_resolve_answers_a_short_section(tmp_path: Path) -> None:
-    """issue 20.3, through the real command: the only match is a one-line section."""
+    """Through the real command: the only match is a one-line section."""
     src = write_tree(tmp_path / "src", {"a.md": "# Space Name\n\nspacenamemarker here\n"})
     root = tmp_path / "root"
     assert run_cli("build", str(src), "--root", str(root), "--name", "t").returncode == 0

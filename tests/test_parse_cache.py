@@ -241,7 +241,7 @@ def test_a_hit_reads_a_few_rows_of_its_pack_not_its_row_table(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Each hit read and scanned its whole pack's row table: hits were quadratic in a
     pack's entries (25,000 tiny files: a second-name build slower with the cache than
-    without, issue 21 finding 3). A hit now reads the rows from its name's slot on."""
+    without). A hit now reads the rows from its name's slot on."""
     blobs = [(hashlib.sha256(b"%d" % i).hexdigest(), b"entry %d" % i) for i in range(5000)]
     path = tmp_path / "pack"
     path.write_bytes(parse_cache.pack(blobs))
@@ -265,7 +265,7 @@ def test_a_hit_reads_a_few_rows_of_its_pack_not_its_row_table(
 
 def test_two_builds_in_one_process_keep_their_own_parse_cache(tmp_path: Path) -> None:
     """Opening a second build's parse cache closed the first one's (a module-level current
-    cache): two threads building at once lost entries (finding 3)."""
+    cache): two threads building at once lost entries."""
     from doc_index.store.commit import new_staging_dir
 
     caches = []
@@ -286,7 +286,7 @@ def test_two_builds_in_one_process_keep_their_own_parse_cache(tmp_path: Path) ->
 def test_the_key_names_the_python_and_every_file_of_the_parser_libraries(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The key held the parser libraries' ``__init__`` files only, and not the Python
-    whose ``\\w`` and line breaks the parse depends on (finding 3)."""
+    whose ``\\w`` and line breaks the parse depends on."""
     import sys
 
     lib = write_tree(tmp_path / "lib", {"fakeparser/__init__.py": "", "fakeparser/rules.py": "a"})

@@ -1,4 +1,4 @@
-"""Provenance of native answers (issue 13, "Answers with a source"): each document's
+"""Provenance of native answers: each document's
 ``source`` names its raw file, title, heading path and line range; the same bytes come out
 of ``doc-index resolve``, ``context resolve`` and a real ``doc-index serve``; a manifest
 whose headings are broken is cache_invalid, never repaired."""

@@ -1,4 +1,4 @@
-"""Issue 24 pre-work: a Python file read as data (ast), bounded, never run."""
+"""A Python file read as data (ast), bounded, never run."""
 
 from __future__ import annotations
 

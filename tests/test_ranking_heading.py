@@ -1,4 +1,4 @@
-"""The heading bonus needs two of the query's concepts in the heading (issue 14).
+"""The heading bonus needs two of the query's concepts in the heading.
 
 Many headings are one generic word of their domain ("Requests", "Example"); such a heading
 holding one word of a longer question is weak evidence, so it gets no bonus beyond its

@@ -1,5 +1,5 @@
-"""The release-notes prior: which sections count as release notes (issue 14), and which
-questions ask what changed, so that release notes count fully for them (issue 30).
+"""The release-notes prior: which sections count as release notes, and which
+questions ask what changed, so that release notes count fully for them.
 
 A file is release notes when its own name says so, or when it is named by a number or a
 version alone inside a folder whose name says so; a folder's name alone is not enough,

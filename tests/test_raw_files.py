@@ -73,7 +73,7 @@ def test_a_live_manifest_or_index_swapped_for_a_special_file_is_not_read(
         os.symlink("/dev/zero", target)
     write_tree(docs, {"b.md": "# B\n\nbeta, changed\n"})
     done = run_cli("build", str(docs), "--root", str(root), "--name", "n")  # (no writer)
-    if swap.startswith("manifest"):  # no header to read: its source is unknown (finding 7)
+    if swap.startswith("manifest"):  # no header to read: its source is unknown
         assert done.returncode == 1, done.stderr
         assert b"no readable doc-index manifest" in done.stderr
         done = run_cli("build", str(docs), "--root", str(root), "--name", "n", "--replace")

@@ -1,4 +1,4 @@
-"""No cap makes text unanswerable (issue 29, item 10): the text past the 5,000-sections
+"""No cap makes text unanswerable: the text past the 5,000-sections
 cap of a file is cut into parts near 1,000 tokens, as a file without headings is, so a
 normal budget returns it; ids stay deterministic. Real ``doc-index`` subprocesses."""
 

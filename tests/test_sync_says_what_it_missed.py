@@ -1,5 +1,5 @@
-"""``sync``, ``list`` and ``inspect`` say what a package's cache could not get (issue 29,
-item 8): a docs repository that was not reached, or no docs folder anywhere, is said per
+"""``sync``, ``list`` and ``inspect`` say what a package's cache could not get: a
+docs repository that was not reached, or no docs folder anywhere, is said per
 package and counted in ``done:``; the source record and ``list`` never present a
 repository the docs did not come from.
 

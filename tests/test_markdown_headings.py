@@ -1,13 +1,59 @@
-"""Markdown parse work that a file's size rules out is not done: markdown-it-py sees a
-window of the text at a time (``indexer.markdown._headings``), and the headings found are
-those of the whole parse."""
+"""Which lines of a Markdown file are headings, and how much of the file is looked at.
+
+markdown-it-py's block rules decide what is a heading (a fence, an HTML block or a list
+item holds none; see ``indexer.markdown.block_parser`` for the list rule left out). It
+sees a window of the text at a time (``indexer.markdown._headings``), and the headings
+found are those of the whole parse; parse work that a file's size rules out is not done,
+and the text where no heading was looked for is cut into parts."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from conftest import build, manifest, write_tree
 from doc_index.indexer import markdown
+from doc_index.indexer.document import index_file
+from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+
+def _titles(text: str) -> list[str]:
+    return [b.title for b in markdown.parse_markdown(text, text.encode())
+            if b.kind == "heading"]
+
+
+# --- what is a heading --------------------------------------------------------------
+
+
+def test_code_fences_and_html_blocks_hold_no_headings(docs: Path, root: Path) -> None:
+    text = (
+        "# Real\n\n```bash\n# a shell comment\n```\n\n~~~\n# tilde fence\n~~~\n\n"
+        "<div>\n# inside html\n</div>\n\nSetext\n------\n\nbody\n"
+    )
+    build(write_tree(docs, {"a.md": text}), root)
+    secs = manifest(root / f"local-{docs.name}")["sections"]
+    assert [(s["title"], s["depth"]) for s in secs] == [("Real", 1), ("Setext", 2)]
+
+
+@pytest.mark.parametrize(("text", "titles"), [
+    ("- item\n---\n", []),  # an item over a thematic break, not a setext heading
+    ("- item\n===\n", []),
+    ("- item\n  ===\n", []),  # a setext heading nested in an item is dropped too
+    ("1. item\n\n   # Title\n", ["Title"]),  # an ATX heading in an item, indented 0-3
+    ("- # Title\n", []),  # ... but not on the marker line
+    ("1. item\n\n    # Title\n", []),  # ... nor indented 4 or more (indented code)
+    ("- ```\n  # comment\n  ```\n", ["comment"]),  # a fence on the marker line is not seen
+    ("- item\n# After\n", ["After"]),
+])
+def test_headings_around_list_items(text: str, titles: list[str]) -> None:
+    """The parser runs without markdown-it-py's list rule: what is a heading in and next
+    to list items."""
+    assert _titles(text) == titles
+
+
+# --- windows: the headings of the whole parse, at a bounded cost ---------------------
 
 
 @pytest.fixture
@@ -39,7 +85,8 @@ def test_a_file_with_more_heading_lines_than_kept_is_still_cut() -> None:
 
 
 def test_flat_text_is_parsed_in_windows(seen: list[str]) -> None:
-    """10 MB of "a\\n\\n" was given whole to markdown-it-py: 4.5 GB (issue 21, finding 2)."""
+    """markdown-it-py holds about 450 bytes per byte of flat text: 10 MB of "a\\n\\n"
+    given to it whole took 4.5 GB."""
     text = "aaaaaaaa\n\n" * 100_000 + "# End\n"
     blocks = markdown.parse_markdown(text, text.encode())
     assert [(b.kind, b.title) for b in blocks] == [("root", ""), ("heading", "End")]
@@ -64,7 +111,7 @@ def test_only_the_first_lines_are_looked_at(monkeypatch: pytest.MonkeyPatch) -> 
     blocks = markdown.parse_markdown(text, text.encode(), None, notes)
     assert [b.title for b in blocks if b.kind == "heading"] == ["A", "B"]
     assert notes == ["more than 100 lines: no heading looked for from line 100"]
-    # the rest, where no heading was looked for, is in parts (issue 29)
+    # the rest, where no heading was looked for, is in parts: still answerable
     stop = len("".join(text.splitlines(keepends=True)[:99]))
     assert [(b.kind, b.start) for b in blocks[2:]] == [("part", stop)]
     assert blocks[1].end == stop and blocks[-1].end == len(text)
@@ -127,3 +174,29 @@ def test_a_heading_past_the_line_cap_is_said(monkeypatch: pytest.MonkeyPatch) ->
     assert [b.title for b in blocks if b.kind == "heading"] == ["A"]
     assert {b.kind for b in blocks[1:]} == {"part"}
     assert notes == ["more than 100 lines: no heading looked for from line 99"]
+
+
+def test_a_file_of_heading_lines_is_parsed_by_prefixes_only(seen: list[str]) -> None:
+    """200,000 lines of ``# h`` (800 KB, past the section cap and three windows):
+    markdown-it-py sees one window of them (2,000,000 lines whole cost it about 3 GB)."""
+    parsed = index_file("big.md", b"# h\n" * 200_000)
+    cap = MAX_SECTIONS_PER_FILE
+    assert len(parsed.sections) > cap and parsed.sections[cap].kind == "part"
+    assert parsed.note
+    assert sum(map(len, seen)) <= 2 * markdown.MARKDOWN_WINDOW_BYTES
+
+
+def test_prefix_parsing_finds_the_headings_of_the_whole_parse() -> None:
+    """Blocks that can cross a prefix's end (fences, HTML blocks, setext headings, block
+    quotes, paragraphs) near every cut: the first ``limit + 1`` blocks never change."""
+    pieces = [
+        "# A\n\ntext\n", "```\n# not a heading\n", "# still code\n```\n", "Setext\n",
+        "======\n", "<div>\n# html\n\n", "> # quoted\n> more\n", "para\nlazy\n---\n",
+        "## B {#b}\n", "~~~\n", "# x\n", "~~~\n", "# C\n", "text\n\n",
+    ]
+    text = "".join(pieces * 6)
+    data = text.encode()
+    whole = markdown.parse_markdown(text, data)
+    for limit in range(1, len(whole) - 1):
+        got = markdown.parse_markdown(text, data, limit)
+        assert [b[:4] for b in got[: limit + 1]] == [b[:4] for b in whole[: limit + 1]]

@@ -12,6 +12,7 @@ import pytest
 from conftest import CountingPattern, write_tree
 from doc_index.indexer import rst
 from doc_index.indexer.document import index_file
+from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 from docutils import nodes, statemachine
 from docutils.frontend import get_default_settings
 from docutils.parsers.rst import Parser, directives, states, tableparser
@@ -227,8 +228,8 @@ def test_include_and_raw_read_no_file(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_sections_start_at_the_lines_docutils_sees_after_other_line_breaks() -> None:
     """docutils splits lines at U+2028, U+2029, U+0085 and \\x1c-\\x1e too: a section's
-    title and start come from those lines (issue 21, finding 4: looked up in the text split
-    at "\\n", one U+2028 before the titles gave two sections titled '' at wrong lines)."""
+    title and start come from those lines (looked up in the text split at "\\n", one U+2028
+    before the titles gave two sections titled '' at wrong lines)."""
     text = ("Intro\u2028more\x1cstill\x85and\n\nFirst\n=====\n\nbody\u2029x\x1dy\x1ez\n\n"
             "Second\n------\n\ntext\u2028\u2028Third\n~~~~~\n\nend\n")
     data = text.encode()
@@ -258,7 +259,7 @@ def test_a_comment_closing_an_inclusion_nobody_opened_is_a_comment() -> None:
 
 def test_only_the_first_lines_are_looked_at_for_titles(monkeypatch: pytest.MonkeyPatch) -> None:
     """docutils holds about 130 bytes a line: past ``MAX_PARSE_LINES`` lines no title is
-    looked for (issue 21), and the rest of the file is in parts (issue 29)."""
+    looked for, and the rest of the file is in parts, so it stays answerable."""
     monkeypatch.setattr(rst, "MAX_PARSE_LINES", 60)
     text = "A\n=\n\n" + "para\n\n" * 20 + "B\n-\n\n" + "x\n\n" * 20 + "C\n-\n\ntext\n"
     notes: list[str] = []
@@ -268,3 +269,40 @@ def test_only_the_first_lines_are_looked_at_for_titles(monkeypatch: pytest.Monke
     stop = len("".join(text.splitlines(keepends=True)[:52]))
     assert [(b.kind, b.start) for b in blocks[2:]] == [("part", stop)]
     assert blocks[1].end == stop and blocks[-1].end == len(text)
+
+
+# --- a file too long to look at whole -------------------------------------------------
+
+
+def test_an_rst_file_of_titles_is_parsed_by_prefixes_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """200,000 one-letter titles (1 MB, 800,000 lines): docutils sees only a few times the
+    kept ones (10 MB of them, whole, took it 380 s and 10 GB)."""
+    seen: list[int] = []
+    real_titles = rst._titles
+
+    def counting_titles(text: str) -> list[tuple[int, int]]:
+        seen.append(text.count("\n"))
+        return real_titles(text)
+
+    monkeypatch.setattr(rst, "_titles", counting_titles)
+    parsed = index_file("big.rst", b"h\n=\n\n" * 200_000)
+    cap = MAX_SECTIONS_PER_FILE
+    assert len(parsed.sections) > cap and parsed.sections[cap].kind == "part"
+    assert parsed.note
+    assert sum(seen) <= 3 * 8 * cap
+
+
+def test_rst_prefix_parsing_finds_the_titles_of_the_whole_parse() -> None:
+    pieces = [
+        "Title\n=====\n\ntext\n\n", "::\n\n    Not\n    ---\n\n", "=====\nOver\n=====\n\n",
+        ".. note::\n\n   Inside\n   ------\n\n", "+---+---+\n| a | b |\n+---+---+\n\n",
+        "Sub\n---\n\n", "para\nstill para\n\n", "x\n-\n\n",
+    ]
+    text = "".join(pieces * 6)
+    data = text.encode()
+    whole = rst.parse_rst(text, data)
+    for limit in range(1, len(whole) - 1):
+        got = rst.parse_rst(text, data, limit)
+        assert [b[:4] for b in got[: limit + 1]] == [b[:4] for b in whole[: limit + 1]]

@@ -4,8 +4,8 @@ A real ``doc-index serve`` (``doc_index.cli.command.main``) runs with an import 
 every import of the SDK (``mcp``, ``mcp_types``, ``pydantic``) at a FIFO gate that only
 the test opens: the requests written at spawn are all read while the SDK is not loaded,
 on any machine. Their answers must be the bytes the same requests get once the server is
-warm (issue 21, finding 5: a ``tools/call`` carrying the 2026-07-28 ``_meta`` envelope
-was answered normally by an early path and refused by the SDK, depending on timing).
+warm: with two paths, a ``tools/call`` carrying the 2026-07-28 ``_meta`` envelope was
+answered normally by an early path and refused by the SDK, depending on timing.
 """
 
 from __future__ import annotations
