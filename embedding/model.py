@@ -25,6 +25,7 @@ batched with it (checked by the tests: same codes alone and in a batch).
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 from collections.abc import Mapping, Sequence
 from importlib.util import find_spec
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..foundation.errors import ModelError
+from . import optimized
 
 DIM = 384
 SECTION_PIECES = 64  # word pieces of a section's input, [CLS] and [SEP] included
@@ -166,8 +168,6 @@ def model_sha256(path: Path) -> str:
     """The model file's sha256, refused unless it is a known export; hashed through a
     read-only map (no copy of the file in memory: a cold process whose model's optimized
     graph is saved never reads the model itself, ``embedding.optimized``)."""
-    import mmap
-
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -220,15 +220,15 @@ class Embedder:
             from tokenizers import Tokenizer  # lazy: optional: an ImportError is handled here
         except ImportError as exc:
             raise ModelError(_missing_extra(exc)) from exc
-        from . import optimized
-
         def session() -> tuple[Any, str]:
             self.model_sha256 = model_sha256(self.model_path)
             return optimized.session(ort, self._model_bytes, self.model_sha256,
-                                     self.optimization, lambda level: self._options(ort, level))
+                                     self.optimization, lambda level: self._options(ort, level),
+                                     _optimized_folder(), lambda: _tokenizer(Tokenizer))
 
         # Hashing and onnxruntime's load release the GIL, parsing the tokenizer does not:
-        # side by side, a cold load takes about the longer of the two (docs/semantic.md).
+        # side by side, a cold load takes about the longer of the two
+        # (docs/decisions/answers-by-meaning.md).
         loading = optimized.Background(session)
         tokenizer = _tokenizer(Tokenizer)
         self._session, self.origin = loading.result()
@@ -307,6 +307,15 @@ def runs(ids: Sequence[Sequence[int]], batch: int = BATCH) -> list[list[int]]:
         rows = by_length[length]
         out += [rows[start:start + batch] for start in range(0, len(rows), batch)]
     return out
+
+
+def _optimized_folder() -> Path | None:
+    """``<user cache>/doc-index/models/optimized``, where the model's optimized graph is
+    saved (``embedding.optimized``); None without platformdirs (a half-installed extra)."""
+    try:
+        return user_model_dir().parent / optimized.FOLDER
+    except ModelError:
+        return None
 
 
 def _tokenizer(tokenizer_class: Any) -> Any:

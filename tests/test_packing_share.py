@@ -1,5 +1,5 @@
 """A document after the answer's first takes at most ``LATER_SHARE`` (2/5) of the budget
-(``search.packing`` rule 2, issue 30): a long section ranked second comes back as its best
+(``search.packing`` rule 2): a long section ranked second comes back as its best
 excerpt, so the section ranked third still fits; the first document goes in whole when it
 fits, however long."""
 

@@ -7,7 +7,7 @@ their class's name and vocabulary, so a question that matches the class matches 
 alike, and three or four near-copies filled an answer that holds three or four documents.
 A page's guides are not touched: consecutive sections of a guide are different steps, and
 demoting them cost the section-gold sets (every page's k-th section at 0.9: dev MRR
--0.001, fresh-1 -0.015, fresh-2 -0.017; ``docs/ranking.md``).
+-0.001, fresh-1 -0.015, fresh-2 -0.017; ``docs/decisions/ranking-rules.md``).
 
 An entry is a section whose text the build took from docstrings (its ``origins``, written
 by Sphinx autodoc, mkdocstrings and the ``_api/<module>.md`` pages of package sources;

@@ -175,7 +175,7 @@ class Reading:
         text = self.parsed_text(path, text)
         if text is None:
             return None
-        import yaml  # only a project with a YAML lockfile pays for the import
+        import yaml  # lazy: only a project with a YAML lockfile pays for the import
 
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # a safe loader
         return self._parsed(path, text, lambda t: yaml.load(t, Loader=loader),  # noqa: S506
