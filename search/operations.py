@@ -85,33 +85,19 @@ def answer(
         query.encode("utf-8")  # lone surrogates: argv bytes that were not UTF-8
     except UnicodeEncodeError:
         raise QueryError(detail="query is not valid UTF-8") from None
-    _require_directory(cache_dir)
-    for _ in range(_NATIVE_ATTEMPTS):
-        try:
-            cache = (
-                load_for_resolve(cache_dir)
-                if warm is None
-                else warm.get(cache_dir, _WARM_KIND, load_for_resolve, size=memory_bytes)
-            )
-        except CacheReplaced:
-            continue  # the generation was deleted while it loaded: load the new one
+
+    def resolved(cache: Any) -> Answer:
         if isinstance(cache, V0Cache):
             return Answer(**select_v0(cache.documents, query, checked))
         from .native_selection import select  # lazy: dataclasses and inspect cost a build ~30 ms
 
-        try:
-            if meaning is None:
-                return Answer(**select(cache, query, checked))
-            outcome: list[str] = []
-            result = select(cache, query, checked, meaning=meaning._replace(outcome=outcome))
-            return Answer(**result, meaning=outcome[0] if outcome else None)
-        except CacheReplaced:
-            if warm is not None:
-                warm.discard(cache_dir, _WARM_KIND)
-        finally:
-            if warm is None:
-                cache.close()
-    raise IoError(detail="the cache kept being replaced while it was read")
+        if meaning is None:
+            return Answer(**select(cache, query, checked))
+        outcome: list[str] = []
+        result = select(cache, query, checked, meaning=meaning._replace(outcome=outcome))
+        return Answer(**result, meaning=outcome[0] if outcome else None)
+
+    return with_loaded(cache_dir, resolved, warm)
 
 
 spec_errors = _spec_errors  # for the other tools over a cache path (search.navigation)
@@ -131,7 +117,7 @@ def with_loaded(cache_dir: Path, use: Callable[[Any], _R],
                 else warm.get(cache_dir, _WARM_KIND, load_for_resolve, size=memory_bytes)
             )
         except CacheReplaced:
-            continue
+            continue  # the generation was deleted while it loaded: load the new one
         try:
             return use(cache)
         except CacheReplaced:
