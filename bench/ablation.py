@@ -44,12 +44,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import quality  # noqa: E402
 from doc_index.indexer.analysis import WORD, Concept, word_terms  # noqa: E402
 from doc_index.search import ranking  # noqa: E402
 from doc_index.search.native_selection import fused_ranking, pack, select  # noqa: E402
 from doc_index.search.ranking import PARAMS, Params  # noqa: E402
-
-from bench import quality  # noqa: E402
 
 OFF = dataclasses.replace(PARAMS, related=0.0)  # the wordllama rows' base
 _P = PARAMS
@@ -98,9 +97,8 @@ class DepsDev:
     def __init__(self, root: Path, model_dir: Path | None) -> None:
         import json
 
-        from doc_index.store.native_cache import load_native_cache
-
         from bench import deps_eval
+        from doc_index.store.native_cache import load_native_cache
 
         self.deps_eval = deps_eval
         dev = set(json.loads(deps_eval.SPLIT_FILE.read_text())["dev"])

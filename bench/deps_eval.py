@@ -251,9 +251,8 @@ def embed(root: Path, model_dir: Path | None) -> None:
     """Vectors for every cache of the root that has none (the build's second step; sync
     does it too where the semantic extra is installed)."""
     from doc_index.embedding.model import find_model
-    from doc_index.store.index_store import IndexStore
-
     from doc_index.meaning_build import embed_caches
+    from doc_index.store.index_store import IndexStore
 
     keys = sorted(p.name for p in root.iterdir() if (p / "manifest.json").exists())
     started = time.perf_counter()

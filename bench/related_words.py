@@ -52,8 +52,9 @@ def vocabulary() -> list[str]:
 def main() -> int:
     import numpy as np
     import wordllama
-    from doc_index.indexer.analysis import word_terms
     from wordllama import WordLlama
+
+    from doc_index.indexer.analysis import word_terms
 
     model = WordLlama.load(cache_dir=os.path.dirname(wordllama.__file__), disable_download=True)
     terms: dict[str, str] = {}  # term -> its first (most frequent) word

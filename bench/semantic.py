@@ -132,6 +132,7 @@ def section_vectors(model: str, pieces: int, c: Loaded, setting: Setting = DEFAU
 def query_vectors(model: str, queries: list[str], setting: Setting = DEFAULT) -> Any:
     """float32 unit vectors of ``queries`` (computed once per model and setting)."""
     import numpy as np
+
     from doc_index.embedding.model import QUERY_PIECES
 
     folder = VECTORS / f"{model}-queries{setting.tag()}"

@@ -157,6 +157,7 @@ def embed_corpora(c: semantic_candidates.Candidate, pieces: int,
 def embed_queries(c: semantic_candidates.Candidate, pieces: int, queries: list[str]) -> None:
     """Question vectors (cut at the product's QUERY_PIECES), where ``query_vectors`` reads."""
     import numpy as np
+
     from doc_index.embedding.model import QUERY_PIECES
 
     folder = semantic.VECTORS / f"{_tag(c.name, pieces)}-queries"

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
 from doc_index.sources.identity import directory_source
 from doc_index.sources.walk import scan_directory
 from doc_index.store.index_store import BuildReport, IndexStore
 from doc_index.store.native_cache import NativeCache, load_native_cache
-from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_REPOS = REPO / "sample_repos"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import SAFETY_TIMEOUT
+
 from doc_index.foundation.errors import spec_json
 
 REPO = Path(__file__).resolve().parents[1]

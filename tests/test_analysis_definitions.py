@@ -16,13 +16,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from doc_index.indexer import analysis, summary
 from doc_index.indexer.analysis import WORD, term_counts, word_counts, word_terms
 from doc_index.indexer.document import NotIndexable, index_file, is_doc_path
 from doc_index.indexer.ids import IdAssigner, heading_slug
-from hypothesis import given
-from hypothesis import strategies as st
-
 from tests.conftest import SAMPLE_REPOS
 
 # What markup and words are made of, non-ASCII letters, digits and spaces included.

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, SAMPLE_REPOS, run_cli
+
+import doc_index
 from doc_index.foundation.errors import (
     EXIT_CODES,
     BadSource,
@@ -22,8 +24,6 @@ from doc_index.foundation.errors import (
 from doc_index.render import listing
 from doc_index.render import spec_json as jsonout
 from doc_index.search.results import Answer
-
-import doc_index
 
 KEY = "local-mdkit-docs"
 QUERY = "my request times out, how do I retry it?"

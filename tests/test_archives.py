@@ -7,14 +7,6 @@ import tarfile
 import tracemalloc
 
 import pytest
-from doc_index.foundation.errors import ArchiveError, BadSource
-from doc_index.sources.archives import (
-    ArchiveLimits,
-    SkippedMember,
-    archive_kind,
-    read_archive,
-    wanted_for_indexing,
-)
 from package_servers import (
     Member,
     file,
@@ -23,6 +15,15 @@ from package_servers import (
     sdist,
     tar_archive,
     zip_archive,
+)
+
+from doc_index.foundation.errors import ArchiveError, BadSource
+from doc_index.sources.archives import (
+    ArchiveLimits,
+    SkippedMember,
+    archive_kind,
+    read_archive,
+    wanted_for_indexing,
 )
 
 SMALL = ArchiveLimits(max_members=20, max_member_bytes=1000, max_total_bytes=1 << 20,

@@ -8,9 +8,9 @@ from importlib import import_module
 from pathlib import Path
 
 import pytest
+
 from doc_index.indexer.document import index_file
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
-
 from tests.conftest import run_cli, write_tree
 
 GUIDE = """= Widget Guide

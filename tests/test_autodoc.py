@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from doc_index.indexer.autodoc import (
     Autodoc,
     AutodocRequest,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT
+
 from doc_index.foundation.safe_paths import path_problem
 from doc_index.indexer.includes import Dependency, Span
 from doc_index.indexer.module_finder import read_sphinx_conf

@@ -15,14 +15,15 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, build, write_tree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from doc_index.indexer.document import NotIndexable, index_file
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 from doc_index.server import spec_texts as tools
 from doc_index.sources.walk import scan_directory
 from doc_index.store.native_cache import load_native_cache
 from doc_index.store.parallel import parse_one
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 KEY = "local-src"
 SECRET = "SECRET-OUTSIDE-7f3a9c"

@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 import pytest
+
 from doc_index.search.ranking import PARAMS, Params
 
 REPO = Path(__file__).resolve().parent.parent

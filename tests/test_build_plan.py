@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 from conftest import build, cache_files, without_indexed_at, write_tree
+
+from doc_index.build import build_from_directory
 from doc_index.foundation.cache_names import MANIFEST_NAME, SEARCH_INDEX_NAME
 from doc_index.sources.identity import directory_source
 from doc_index.sources.walk import scan_directory
 from doc_index.store.commit import STAGING_DIR
 from doc_index.store.index_store import IndexStore, _Untrusted, plan_build
 from doc_index.store.parallel import WarmWorker
-
-from doc_index.build import build_from_directory
 
 TREE = {"a.md": "# A\n\ntext\n", "b.md": "# B\n\nmore\n", "c.md": "# C\n\nsee\n"}
 

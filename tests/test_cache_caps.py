@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, run_cli, v0_cache_from, write_tree
+from mcp_support import RawServer, error_text, initialize, server_argv, tool_call
+
 from doc_index.foundation.errors import ContextError
 from doc_index.server import spec_texts as tools
 from doc_index.store import search_index, v0_cache
 from doc_index.store.manifest import MAX_SEARCH_INDEX_BYTES
-from mcp_support import RawServer, error_text, initialize, server_argv, tool_call
 
 # A process may map this much: several times what a healthy run needs, far below what
 # reading a 4 GB search.idx takes.

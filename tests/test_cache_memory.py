@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 from conftest import build, run_cli, write_tree
+from hypothesis import given
+from hypothesis import strategies as st
+
 from doc_index.foundation.strict_json import parse_json, parse_json_object_streaming
 from doc_index.store.native_cache import load_native_cache
 from doc_index.store.section_table import MEMO_BYTES_PER_SECTION, UNREAD_FIELDS
-from hypothesis import given
-from hypothesis import strategies as st
 
 WORDS = [f"{stem}{end}" for stem in ("data", "route", "token", "cache", "model", "query",
                                      "field", "page", "error", "hook")

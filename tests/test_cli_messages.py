@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from cli_support import CONTEXT, built_root, run
 from conftest import SAFETY_TIMEOUT, run_cli, write_tree
-from doc_index.render.listing import size_text
 from mcp_support import RawServer, context_cli, initialize, result_text, tool_call
+
+from doc_index.render.listing import size_text
 
 DOC = {"a.md": "# Install\n\nzebra crossing\n"}
 

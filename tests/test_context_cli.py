@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build, write_tree
+
 from doc_index.foundation.errors import ContextError, spec_message
 from doc_index.server import context_cli
 from doc_index.server import spec_texts as tools

@@ -19,6 +19,7 @@ from conftest import (
     store_leftovers,
     without_indexed_at,
 )
+
 from doc_index.store.native_cache import load_native_cache
 
 

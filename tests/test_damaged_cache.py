@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pytest
 from conftest import build, cache_files, run_cli, without_indexed_at, write_tree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from doc_index.foundation.cache_names import MANIFEST_NAME, SEARCH_INDEX_NAME
 from doc_index.foundation.errors import ContextError
 from doc_index.search.warm_caches import WarmCaches
 from doc_index.server import spec_texts as tools
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 KEY = "local-src"
 QUERY = "retry timeout"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import inspect
 
 import pytest
-from doc_index.indexer.docstrings import cleandoc, reduce_xrefs, render_docstring
 from hypothesis import given
 from hypothesis import strategies as st
+
+from doc_index.indexer.docstrings import cleandoc, reduce_xrefs, render_docstring
 
 REST = '''Make a URL.
 

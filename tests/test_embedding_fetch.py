@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, wait_for
+
 from doc_index.embedding import fetch
 from doc_index.foundation.errors import ModelError
 

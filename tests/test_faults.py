@@ -31,6 +31,8 @@ from conftest import (
     without_indexed_at,
     write_tree,
 )
+from mcp_support import RawServer, python_argv
+
 from doc_index.search import operations as search_tools
 from doc_index.search.warm_caches import WarmCaches
 from doc_index.server import spec_texts as tools
@@ -41,7 +43,6 @@ from doc_index.store.index_store import IndexStore
 from doc_index.store.manifest import SectionSpool
 from doc_index.store.native_cache import load_native_cache
 from doc_index.store.search_index import IndexWriter
-from mcp_support import RawServer, python_argv
 
 KEY = "local-src"
 QUERY = "gamma retry setting"

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from doc_index.indexer.formats import FORMATS, format_of, is_doc_path
 
 REPO = Path(__file__).resolve().parent.parent

@@ -20,10 +20,11 @@ from typing import Any
 
 import pytest
 from conftest import SAMPLE_REPOS, build
-from doc_index.cli import command as cli
-from doc_index.server import context_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from doc_index.cli import command as cli
+from doc_index.server import context_cli
 
 COMPAT = Path(__file__).parent / "compat" / "context-engine-compat" / "fixtures" / "v0" / "caches"
 

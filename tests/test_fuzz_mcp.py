@@ -23,12 +23,13 @@ from typing import Any
 import pydantic_core
 import pytest
 from conftest import SAFETY_TIMEOUT, SAMPLE_REPOS, build
-from doc_index.foundation.errors import SPEC_MESSAGES
-from doc_index.server import spec_texts as tools
-from doc_index.server.mcp_transport import MAX_LINE_BYTES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp_support import RawServer, initialize, make_root, server_argv, tool_call
+
+from doc_index.foundation.errors import SPEC_MESSAGES
+from doc_index.server import spec_texts as tools
+from doc_index.server.mcp_transport import MAX_LINE_BYTES
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, wait_for
-from doc_index.foundation.file_lock import BuildLock
 
+from doc_index.foundation.file_lock import BuildLock
 from doc_index.hooks import HOOKS, LOCK_NAME, LOG_NAME, ORIG_SUFFIX, hook_script, is_ours
 
 MAIN = Path(__file__).resolve().parents[1]

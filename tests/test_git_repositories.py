@@ -16,8 +16,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from doc_index.indexer.formats import described
 
+from doc_index.indexer.formats import described
 from tests.conftest import run_cli, write_tree
 
 

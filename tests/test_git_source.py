@@ -17,12 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from doc_index.build import build_from_git
 from doc_index.foundation.errors import GitSourceError
 from doc_index.sources import git as git_source
 from doc_index.sources.git import parse_remote
 from doc_index.store.index_store import IndexStore
-
-from doc_index.build import build_from_git
 
 MAIN = Path(__file__).resolve().parents[1]
 

@@ -18,14 +18,15 @@ from pathlib import Path
 
 import pytest
 from conftest import build, caches_only, write_tree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from doc_index.cli import command as cli
 from doc_index.foundation.errors import ContextError, InvalidCacheKey
 from doc_index.server import spec_texts as tools
 from doc_index.sources.walk import scan_directory
 from doc_index.store.cache_paths import resolve_cache_name
 from doc_index.store.index_store import IndexStore
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 SECRET = "SECRET-OUTSIDE-b41d"
 GOOD = "local-src"

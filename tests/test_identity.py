@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 from conftest import cache_files, manifest, run_cli, v0_cache_from, write_tree
+from freezegun import freeze_time
+
+import doc_index
 from doc_index.render import listing
 from doc_index.sources.git import parse_remote, remote_source
 from doc_index.sources.identity import directory_source
 from doc_index.sources.walk import scan_directory
 from doc_index.store.index_store import IndexStore
-from freezegun import freeze_time
-
-import doc_index
 
 # More than a heading and a few words: a one-line stub is never in an answer
 # (search.packing).

@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 
 from conftest import build, manifest, write_tree
+
 from doc_index.indexer.slug import slugify
 
 

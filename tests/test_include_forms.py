@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from conftest import build, run_cli, write_tree
+
 from doc_index.indexer.include_forms import INCLUDE_FORMS, enabled
 
 REPO = Path(__file__).resolve().parent.parent

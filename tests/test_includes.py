@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from doc_index.indexer.includes import IncludeLimits, expand_includes
 
 LINES = "".join(f"line {n}\n" for n in range(1, 11))

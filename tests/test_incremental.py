@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build, cache_files, without_indexed_at, write_tree
+
 from doc_index.foundation.cache_names import MANIFEST_NAME
 
 TITLES = ["Configuration", "Retries", "Install", 'Say "hi"', "Back\\slash", "Über größe",

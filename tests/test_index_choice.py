@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 
 from conftest import write_tree
+from package_servers import sri
+
 from doc_index.sources.index_choice import (
     Choice,
     IndexChoice,
@@ -19,7 +21,6 @@ from doc_index.sources.index_choice import (
     rebuild_reason,
 )
 from doc_index.sources.lockfiles import Pin
-from package_servers import sri
 
 USER = "https://me:tok@corp.example/simple/"
 ENV = {"PIP_CONFIG_FILE": os.devnull, "UV_NO_CONFIG": "1", "PIP_INDEX_URL": USER,

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import write_tree
+
 from doc_index.sources.lockfiles import Pin, ProjectPins, read_project_pins
 
 H = "sha256:" + "a" * 64

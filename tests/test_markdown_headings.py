@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 from conftest import build, manifest, write_tree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from doc_index.indexer import markdown
 from doc_index.indexer.document import index_file
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 
 def _titles(text: str) -> list[str]:

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from doc_index.foundation.errors import ContextError
 from doc_index.server import spec_texts as tools
 from doc_index.store.cache_paths import resolve_cache_name

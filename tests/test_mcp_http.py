@@ -21,11 +21,12 @@ from typing import Any
 import anyio
 import pytest
 from conftest import SAFETY_TIMEOUT, run_cli
-from doc_index.foundation.errors import EXIT_CODES
 from http_support import READY, HttpServer, only_text, raw_post, sdk_session
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_support import CACHE_NAMES, context_cli, error_text, make_root
+
+from doc_index.foundation.errors import EXIT_CODES
 
 REPO = Path(__file__).resolve().parents[1]
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}

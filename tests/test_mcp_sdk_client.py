@@ -11,10 +11,11 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from doc_index.foundation.errors import EXIT_CODES
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_support import CACHE_NAMES, context_cli, error_text, make_root
+
+from doc_index.foundation.errors import EXIT_CODES
 
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}
 

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from conftest import SAFETY_TIMEOUT
-from doc_index.foundation.errors import EXIT_CODES
 from mcp_support import (
     CACHE_NAMES,
     FIXTURES,
@@ -33,6 +32,8 @@ from mcp_support import (
     server_argv,
     tool_call,
 )
+
+from doc_index.foundation.errors import EXIT_CODES
 
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}
 DOTTED = ["context.resolve", "context.list_caches", "context.inspect_cache"]

@@ -12,6 +12,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from mcp.shared.message import SessionMessage
+
 from doc_index.foundation.errors import (
     CacheInvalid,
     InternalError,
@@ -28,7 +30,6 @@ from doc_index.server.mcp_transport import (
     StdinLines,
     StdoutFrames,
 )
-from mcp.shared.message import SessionMessage
 
 
 class RecordingBackend:

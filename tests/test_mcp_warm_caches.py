@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from doc_index.foundation.errors import CacheInvalid, ContextError
 from doc_index.search.warm_caches import WarmCaches, cache_stamp
 

@@ -10,11 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from doc_index.foundation.errors import EXIT_CODES, ContextError
-from doc_index.search.warm_caches import WarmCaches
-from doc_index.server import spec_texts as tools
-from doc_index.sources.walk import scan_directory
-from doc_index.store.index_store import IndexStore
 from mcp_support import (
     CACHE_NAMES,
     RawServer,
@@ -27,6 +22,12 @@ from mcp_support import (
     server_argv,
     tool_call,
 )
+
+from doc_index.foundation.errors import EXIT_CODES, ContextError
+from doc_index.search.warm_caches import WarmCaches
+from doc_index.server import spec_texts as tools
+from doc_index.sources.walk import scan_directory
+from doc_index.store.index_store import IndexStore
 
 REPO = Path(__file__).resolve().parents[1]
 CODE_OF_EXIT = {exit_code: code for code, exit_code in EXIT_CODES.items()}

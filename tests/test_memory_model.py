@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import manifest, run_cli, write_tree
+
 from doc_index.indexer import limits
 from doc_index.indexer.document import index_file
 from doc_index.indexer.model import ParsedFile

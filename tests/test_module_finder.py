@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from doc_index.foundation.safe_paths import path_problem
 from doc_index.indexer.module_finder import (
     Found,

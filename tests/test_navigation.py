@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from cli_support import run
 from conftest import REPO, SAMPLE_REPOS
-from doc_index.indexer.tokens import estimate_tokens
-from doc_index.search.navigation import outline_text, reading_text
 from mcp_support import FIXTURES
 
+from doc_index.indexer.tokens import estimate_tokens
 from doc_index.library import DocIndex
+from doc_index.search.navigation import outline_text, reading_text
 
 CONTEXT = "doc_index.server.context_cli"
 

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from package_servers import NpmRegistry, npm_tarball, sri
+
 from doc_index.foundation.errors import BadSource, PackageError
 from doc_index.sources.npm_registry import (
     NPM_REGISTRY,
@@ -20,7 +22,6 @@ from doc_index.sources.npm_registry import (
     valid_npm_name,
 )
 from doc_index.sources.package_fetch import Digest, Fetcher, digests_from_sri, download
-from package_servers import NpmRegistry, npm_tarball, sri
 
 
 def test_parse_npmrc() -> None:

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+from package_servers import SimpleIndex, sdist, sha256
+
 from doc_index.foundation.errors import BadSource, PackageError
 from doc_index.sources.package_fetch import Digest, Fetcher, download
 from doc_index.sources.package_index import (
@@ -25,7 +27,6 @@ from doc_index.sources.package_index import (
     sdist_version,
     uv_config,
 )
-from package_servers import SimpleIndex, sdist, sha256
 
 # --- configuration ---------------------------------------------------------------------
 

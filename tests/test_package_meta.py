@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from doc_index.foundation.errors import PackageError
 from doc_index.sources.package_meta import (
     PackageMetadata,

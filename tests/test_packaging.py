@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, SAFETY_TIMEOUT
+
 from doc_index.search.ranking.related_words import TABLE_PATH
 
 # What a checkout holds beside the sources: never copied into the build folder.

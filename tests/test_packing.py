@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build, run_cli, write_tree
+
 from doc_index.foundation.strict_json import dumps
 from doc_index.indexer.tokens import estimate_tokens
 from doc_index.search import packing

@@ -8,12 +8,13 @@ import string
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from doc_index.search import packing
 from doc_index.search.native_selection import select
 from doc_index.search.packing import doc_charge, head_milli, priced
 from doc_index.store.native_cache import NativeCache
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 # Characters whose estimate classes differ (letters, case, digits, rule and other
 # punctuation, spaces, newlines, consonants), JSON escapes (quote, backslash, control

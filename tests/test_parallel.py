@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, cache_files
+
 from doc_index.store import parallel
 from doc_index.store.parallel import Job, _parse_in_pool
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 from conftest import build, cache_files, run_cli, store_leftovers, write_tree
+from freezegun import freeze_time
+
 from doc_index.indexer import document
 from doc_index.store import parse_cache
-from freezegun import freeze_time
 
 FILES = {
     "guide/intro.md": "# Intro\n\nRetry a request after a timeout.\n\n## Backoff\n\nWait.\n",

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 from conftest import build, run_cli, write_tree
+from mcp_support import RawServer, initialize, result_text, server_argv, tool_call
+
 from doc_index.foundation.errors import ContextError
 from doc_index.search.native_selection import select
 from doc_index.server import spec_texts as tools
 from doc_index.store.native_cache import load_native_cache
-from mcp_support import RawServer, initialize, result_text, server_argv, tool_call
 
 GUIDE = (
     "---\ntitle: Guide\n---\n\n"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+
 from doc_index.indexer.analysis import FEATURE_CHANGELOG, section_features
 from doc_index.search.ranking import PARAMS, rank
 from doc_index.search.ranking.query_words import asks_what_changed

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import build, write_tree
+
 from doc_index.search.ranking import PARAMS, RULE_NAMES, Params, rank
 from doc_index.store.native_cache import NativeCache, load_native_cache
 

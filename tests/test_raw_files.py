@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build, run_cli, write_tree
+
 from doc_index.store import raw_files
 from doc_index.store.manifest import MAX_RAW_FILE_BYTES
 

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, run_cli
-from doc_index.foundation.errors import GitSourceError
-from doc_index.foundation.redact import redact
 from hypothesis import given
 from hypothesis import strategies as st
+
+from doc_index.foundation.errors import GitSourceError
+from doc_index.foundation.redact import redact
 
 TOKEN = "s3cr3t-t0ken"
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import manifest, run_cli, write_tree
+
 from doc_index.indexer import markdown, rst, summary
 
 CHAIN = ":a" * 200_000  # 400 KB

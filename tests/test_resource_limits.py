@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import manifest, run_cli, v0_cache_from, write_tree
+
 from doc_index.foundation.errors import ContextError
 from doc_index.indexer.ids import IdAssigner
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE

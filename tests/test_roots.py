@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from cli_support import DOCS, built_root, run, snapshot
 from conftest import SAFETY_TIMEOUT, write_tree
+
 from doc_index.sources import git as git_source
 from doc_index.store import roots
 

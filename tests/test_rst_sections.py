@@ -10,9 +10,6 @@ from typing import Any
 
 import pytest
 from conftest import CountingPattern, write_tree
-from doc_index.indexer import rst
-from doc_index.indexer.document import index_file
-from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 from docutils import nodes, statemachine
 from docutils.frontend import get_default_settings
 from docutils.parsers.rst import Parser, directives, states, tableparser
@@ -20,6 +17,10 @@ from docutils.utils import new_document
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_import_rules import modules_of
+
+from doc_index.indexer import rst
+from doc_index.indexer.document import index_file
+from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 
 
 def full_parse_titles(text: str) -> list[tuple[int, int]]:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from conftest import run_cli, write_tree
+
 from doc_index.indexer.versions import MAX_SECTIONS_PER_FILE
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import caches_only, manifest, run_cli, write_tree
+
 from doc_index.sources.walk import scan_directory
 from doc_index.store.index_store import IndexStore
 

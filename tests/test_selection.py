@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build, write_tree
+
 from doc_index.foundation import detmath
 from doc_index.foundation.errors import ContextError
 from doc_index.foundation.strict_json import dumps

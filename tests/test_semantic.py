@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from conftest import SAFETY_TIMEOUT, build, run_cli, write_tree
+
 from doc_index.search.native_selection import select
 from doc_index.search.ranking import PARAMS, rank
 from doc_index.search.ranking.related_words import related_words

@@ -18,9 +18,10 @@ from conftest import (
     without_indexed_at,
     write_tree,
 )
+from freezegun import freeze_time
+
 from doc_index.store.index_store import CURRENT_INDEX_VERSION, IndexStore
 from doc_index.store.manifest import SECTION_FIELDS
-from freezegun import freeze_time
 
 MANIFEST_ORDER = [
     "cache_version", "document_count", "index_version", "repo", "owner", "name", "indexed_at",

@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from doc_index.foundation.strict_json import (
     lone_surrogate_escape,
     parse_json,
     parse_json_object_streaming,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 # The regex the project used before: the reference the fast check must equal.
 REFERENCE = re.compile(

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from doc_index.indexer import tokens
 from doc_index.indexer.tokens import estimate_tokens
 

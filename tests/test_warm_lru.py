@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SAFETY_TIMEOUT, build, run_cli, write_tree
+from mcp_support import RawServer, context_cli, initialize, result_text, server_argv, tool_call
+
 from doc_index.foundation.errors import UsageError
 from doc_index.search import operations as tools
 from doc_index.search.warm_caches import (
@@ -21,7 +23,6 @@ from doc_index.search.warm_caches import (
     release_freed_memory,
 )
 from doc_index.server import spec_texts
-from mcp_support import RawServer, context_cli, initialize, result_text, server_argv, tool_call
 
 QUERIES = [("install the plugin", 2000), ("configure parser hooks", 500), ("release", 8000)]
 NAMES = ("alpha", "beta", "gamma")

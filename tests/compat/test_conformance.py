@@ -22,9 +22,10 @@ from compat_support import (
     query,
     run_context,
 )
+from mcp_support import GOLDENS
+
 from doc_index.foundation.errors import SPEC_MESSAGES, spec_json
 from doc_index.server import spec_texts as tools
-from mcp_support import GOLDENS
 
 FIXTURE_CACHES = ["minimal", "realistic", "tie_break", "future_version"]
 QUERY_NAMES = sorted(path.stem for path in QUERIES.glob("*.json"))

@@ -19,6 +19,7 @@ from compat_support import (
     copy_cache,
     run_context,
 )
+
 from doc_index.foundation.errors import ContextError
 from doc_index.search import operations as search_tools
 from doc_index.server import spec_texts as tools

@@ -9,6 +9,9 @@ from fractions import Fraction
 
 import pytest
 from compat_support import CACHES
+from hypothesis import given
+from hypothesis import strategies as st
+
 from doc_index.foundation.errors import ContextError
 from doc_index.render.spec_json import render_v0 as render
 from doc_index.search.v0_selection import (
@@ -21,8 +24,6 @@ from doc_index.search.v0_selection import (
 )
 from doc_index.server import spec_texts as tools
 from doc_index.store.v0_cache import V0Document
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 def ratio(matches: int, words: int) -> float:
